@@ -1,0 +1,100 @@
+// State chart:  running --down_msg(reader)--> running (reader replaced)
+//               running --exit_msg--> exit sent to every reader, then gone
+#include "actors/supervisor.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "messages/reader.hpp"
+
+namespace spillway {
+namespace {
+
+struct supervisor_state {
+  node_config config;
+  reader_factory make_reader;
+  std::vector<caf::actor> readers;  // position = reader index
+  std::uint64_t reader_restarts = 0;
+  static inline const char* name = "supervisor";
+};
+
+using supervisor_pointer = node_actor::stateful_pointer<supervisor_state>;
+
+void start_reader(supervisor_pointer self, std::uint32_t index) {
+  auto reader = self->state.make_reader(self->home_system(), index);
+  self->monitor(reader);
+  self->state.readers[index] = std::move(reader);
+}
+
+void on_down(supervisor_pointer self, const caf::down_msg& msg) {
+  auto& readers = self->state.readers;
+  for (std::uint32_t i = 0; i < readers.size(); ++i) {
+    if (readers[i].address() != msg.source) continue;
+    spdlog::warn("reader {} died ({}), starting a new one", i, to_string(msg.reason));
+    ++self->state.reader_restarts;
+    start_reader(self, i);
+    return;
+  }
+}
+
+// Asks every reader at once and answers when the last one has.
+caf::typed_response_promise<node_stats> gather_stats(supervisor_pointer self) {
+  struct pending {
+    caf::typed_response_promise<node_stats> promise;
+    node_stats stats;
+    std::size_t missing = 0;
+  };
+  auto p = std::make_shared<pending>();
+  p->promise = self->make_response_promise<node_stats>();
+  p->stats.reader_restarts = self->state.reader_restarts;
+  p->stats.readers.resize(self->state.readers.size());
+  p->missing = self->state.readers.size();
+  if (p->missing == 0) p->promise.deliver(p->stats);
+  const std::chrono::milliseconds timeout{self->state.config.cluster.request_timeout_ms};
+  const auto& readers = self->state.readers;
+  for (std::size_t index = 0; index < readers.size(); ++index)
+    self->request(caf::actor_cast<reader_actor>(readers[index]), timeout, stats_atom_v)
+      .then(
+        [p, index](reader_stats& s) {
+          p->stats.readers[index] = std::move(s);
+          if (--p->missing == 0) p->promise.deliver(std::move(p->stats));
+        },
+        [p](caf::error& err) {
+          if (p->promise.pending()) p->promise.deliver(std::move(err));
+        });
+  return p->promise;
+}
+
+node_actor::behavior_type supervisor(supervisor_pointer self, node_config config,
+                                     reader_factory make_reader) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  st.make_reader = std::move(make_reader);
+  st.readers.resize(st.config.read.readers);
+  for (std::uint32_t i = 0; i < st.readers.size(); ++i) start_reader(self, i);
+  self->set_down_handler([self](caf::down_msg& msg) { on_down(self, msg); });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    for (auto& r : self->state.readers) {
+      self->demonitor(r);
+      self->send_exit(r, msg.reason);
+    }
+    self->quit(msg.reason);
+  });
+  return {
+    [self](stats_atom) { return gather_stats(self); },
+  };
+}
+
+}  // namespace
+
+node_actor spawn_supervisor(caf::actor_system& system, node_config config,
+                            reader_factory make_reader) {
+  return system.spawn(supervisor, std::move(config), std::move(make_reader));
+}
+
+}  // namespace spillway

@@ -1,0 +1,132 @@
+// The `spillway` binary as an operator runs it: exit codes, messages, signals.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <string>
+
+#include "config/config.hpp"
+#include "runtime/rdma_devices.hpp"
+#include "tests/subprocess.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+using test::run_spillway;
+
+std::string write_file(const test::temp_dir& dir, const std::string& name,
+                       const std::string& text) {
+  const auto path = (dir.path() / name).string();
+  std::ofstream{path} << text;
+  return path;
+}
+
+// A node config that can run beside other tests: its own dir, any free port.
+std::string serve_config(const test::temp_dir& dir) {
+  return write_file(dir, "node.toml",
+                    "[node]\nlisten = \"127.0.0.1:0\"\n"
+                    "[storage]\ndata_dir = \"" + (dir.path() / "data").string() + "\"\n"
+                    "[read]\nreaders = 2\n");
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST_SUITE("cli") {
+
+TEST_CASE("usage errors exit 2 and say what was wrong") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+         {}, {"bogus"}, {"config"}, {"config", "--print", "--bogus"}, {"serve"},
+         {"doctor", "-c"}}) {
+    const auto r = run_spillway(args);
+    CHECK(r.exit_code == 2);
+    CHECK(!r.err.empty());
+  }
+}
+
+TEST_CASE("--help lists the subcommands and exits 0") {
+  const auto r = run_spillway({"--help"});
+  CHECK(r.exit_code == 0);
+  for (const char* sub : {"serve", "demo", "config", "doctor"})
+    CHECK_MESSAGE(r.out.find(sub) != std::string::npos, sub);
+  CHECK(run_spillway({"serve", "--help"}).exit_code == 0);
+}
+
+TEST_CASE("a missing config file is a one-line error and exit 2") {
+  const auto r = run_spillway({"config", "--print", "-c", "/nonexistent/node.toml"});
+  CHECK(r.exit_code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.find("/nonexistent/node.toml") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("an invalid config names file, line, column and key, and exits 2") {
+  test::temp_dir dir;
+  const auto path = write_file(dir, "bad.toml", "[read]\nwindow = 0\n");
+  const auto r = run_spillway({"doctor", "-c", path});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(path + ":2:") != std::string::npos);
+  CHECK(r.err.find("read.window") != std::string::npos);
+}
+
+TEST_CASE("config --print writes TOML that loads back to the same config") {
+  test::temp_dir dir;
+  const auto path = write_file(dir, "node.toml",
+                               "[read]\nwindow = 64\narena_size = \"2GiB\"\n"
+                               "[storage]\neviction = \"lru\"\n"
+                               "[cluster]\nnodes = [\"127.0.0.1:7400\", \"127.0.0.1:7410\"]\n");
+  const auto r = run_spillway({"config", "--print", "-c", path});
+  REQUIRE(r.exit_code == 0);
+  const auto printed = load_config_text(r.out, "printed");
+  CHECK(printed == load_config_file(path));
+  CHECK(printed.read.window == 64);
+  CHECK(printed.read.arena_size == (2ull << 30));
+}
+
+TEST_CASE("config --print without -c prints every default") {
+  const auto r = run_spillway({"config", "--print"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(load_config_text(r.out, "printed") == load_config_text("", "defaults"));
+  for (const char* section : {"[node]", "[storage]", "[read]", "[transfer]", "[cluster]",
+                              "[fault]"})
+    CHECK_MESSAGE(r.out.find(section) != std::string::npos, section);
+}
+
+TEST_CASE("serve stops cleanly with exit 0 on SIGTERM and on SIGINT") {
+  for (int signal : {SIGTERM, SIGINT}) {
+    test::temp_dir dir;
+    test::child_process serve{{SPILLWAY_BINARY, "serve", "-c", serve_config(dir)}};
+    REQUIRE_MESSAGE(serve.wait_for_stderr("serving", std::chrono::seconds(30)), serve.err());
+    serve.send_signal(signal);
+    CHECK(serve.finish() == 0);
+    CHECK(serve.err().find("stopped") != std::string::npos);
+  }
+}
+
+TEST_CASE("doctor exits 1 when the config asks for rdma on a machine without it") {
+  if (!list_rdma_devices().names.empty()) {
+    MESSAGE("skipped: this machine has an RDMA device");
+    return;
+  }
+  test::temp_dir dir;
+  const auto path = write_file(dir, "rdma.toml",
+                               "[storage]\ndata_dir = \"" + dir.path().string() + "\"\n"
+                               "[transfer]\ntransport = \"rdma\"\n");
+  const auto r = run_spillway({"doctor", "-c", path});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("fail") != std::string::npos);
+}
+
+TEST_CASE("doctor exits 0 on a runnable config and prints one line per check") {
+  test::temp_dir dir;
+  const auto r = run_spillway({"doctor", "-c", serve_config(dir)});
+  CHECK(r.exit_code == 0);
+  CHECK(count_lines(r.out) >= 9);
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

@@ -1,0 +1,153 @@
+// Real nodes: real actor systems, detached reader threads with real io_uring rings,
+// a real socket for the middleman.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "messages/node.hpp"
+#include "runtime/kernel_probe.hpp"
+#include "runtime/node.hpp"
+#include "runtime/rdma_devices.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+node_config small_node(const test::temp_dir& dir) {
+  node_config config;
+  config.storage.data_dir = dir.path().string();
+  config.node.listen = "";
+  config.node.log_level = "warn";
+  config.read.readers = 2;
+  config.transfer.slicers = 1;
+  return config;
+}
+
+std::string expected_engine() { return probe_uring().usable() ? "io_uring" : "posix"; }
+
+TEST_SUITE("node") {
+
+TEST_CASE("node starts and stops 100 times with its detached readers") {
+  test::temp_dir dir;
+  const auto config = small_node(dir);
+  for (int round = 0; round < 100; ++round) {
+    node n{config};
+    const auto stats = n.stats();
+    REQUIRE(stats.readers.size() == 2);
+    CHECK(stats.readers[1].engine == expected_engine());
+  }  // ~node stops it; a hang here is the failure
+}
+
+TEST_CASE("readers set up their rings with SINGLE_ISSUER and DEFER_TASKRUN where accepted") {
+  if (!probe_uring().defer_taskrun()) {
+    MESSAGE("skipped: this kernel refuses SINGLE_ISSUER|DEFER_TASKRUN");
+    return;
+  }
+  test::temp_dir dir;
+  node n{small_node(dir)};
+  const auto stats = n.stats();
+  for (const auto& r : stats.readers) {
+    CHECK(r.engine == "io_uring");
+    CHECK((r.ring_flags & (1u << 12)) != 0);  // IORING_SETUP_SINGLE_ISSUER
+    CHECK((r.ring_flags & (1u << 13)) != 0);  // IORING_SETUP_DEFER_TASKRUN
+    CHECK(r.wakeups >= 1);                    // the stats request itself woke the ring
+  }
+}
+
+TEST_CASE("read.engine = posix runs readers without a ring") {
+  test::temp_dir dir;
+  auto config = small_node(dir);
+  config.read.engine = "posix";
+  node n{config};
+  for (const auto& r : n.stats().readers) {
+    CHECK(r.engine == "posix");
+    CHECK(r.ring_flags == 0);
+  }
+}
+
+TEST_CASE("stop is idempotent and stats after stop is an error") {
+  test::temp_dir dir;
+  node n{small_node(dir)};
+  n.stop();
+  n.stop();
+  CHECK_THROWS_AS(n.stats(), std::runtime_error);
+}
+
+TEST_CASE("the node actor answers another actor system over the network") {
+  test::temp_dir dir;
+  auto config = small_node(dir);
+  config.node.listen = "127.0.0.1:0";
+  node n{config};
+  REQUIRE(n.listen_port() != 0);
+
+  caf::actor_system_config client_config;
+  client_config.load<caf::io::middleman>();
+  register_message_types(client_config);
+  caf::actor_system client{client_config};
+  auto remote = client.middleman().remote_actor<node_actor>("127.0.0.1", n.listen_port());
+  REQUIRE_MESSAGE(remote, client.render(remote.error()));
+  caf::scoped_actor self{client};
+  std::size_t readers = 0;
+  self->request(*remote, std::chrono::seconds(10), stats_atom_v)
+    .receive([&](node_stats& s) { readers = s.readers.size(); },
+             [&](caf::error& err) { FAIL("remote stats: " << client.render(err)); });
+  CHECK(readers == 2);
+}
+
+TEST_CASE("asking for rdma without a device is a startup error that names tcp") {
+  if (!list_rdma_devices().names.empty()) {
+    MESSAGE("skipped: this machine has an RDMA device");
+    return;
+  }
+  test::temp_dir dir;
+  auto config = small_node(dir);
+  config.transfer.transport = "rdma";
+  try {
+    node n{config};
+    FAIL("the node started without an RDMA device");
+  } catch (const startup_error& e) {
+    const std::string message = e.what();
+    CHECK(message.find("transfer.transport") != std::string::npos);
+    CHECK(message.find("\"tcp\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("a data dir that cannot be created is a startup error that names it") {
+  test::temp_dir dir;
+  auto config = small_node(dir);
+  const auto file = dir.path() / "a-file";
+  std::fclose(std::fopen(file.c_str(), "w"));
+  config.storage.data_dir = (file / "data").string();
+  try {
+    node n{config};
+    FAIL("the node started on an impossible data dir");
+  } catch (const startup_error& e) {
+    const std::string message = e.what();
+    CHECK(message.find("storage.data_dir") != std::string::npos);
+    CHECK(message.find(config.storage.data_dir) != std::string::npos);
+  }
+}
+
+TEST_CASE("a port already taken is a startup error that names node.listen") {
+  test::temp_dir dir;
+  auto config = small_node(dir);
+  config.node.listen = "127.0.0.1:0";
+  node first{config};
+  config.node.listen = "127.0.0.1:" + std::to_string(first.listen_port());
+  try {
+    node second{config};
+    FAIL("two nodes listen on one port");
+  } catch (const startup_error& e) {
+    CHECK(std::string{e.what()}.find("node.listen") != std::string::npos);
+  }
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

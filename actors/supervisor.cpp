@@ -19,6 +19,7 @@ struct supervisor_state {
   node_config config;
   reader_factory make_reader;
   std::vector<caf::actor> readers;  // position = reader index
+  std::vector<caf::actor> services;
   std::uint64_t reader_restarts = 0;
   static inline const char* name = "supervisor";
 };
@@ -32,6 +33,10 @@ void start_reader(supervisor_pointer self, std::uint32_t index) {
 }
 
 void on_down(supervisor_pointer self, const caf::down_msg& msg) {
+  for (const auto& s : self->state.services)
+    if (s.address() == msg.source)  // a bug, not a fault to repair: say it loudly
+      spdlog::critical("a node service died ({}): the node no longer stores or serves keys",
+                       to_string(msg.reason));
   auto& readers = self->state.readers;
   for (std::uint32_t i = 0; i < readers.size(); ++i) {
     if (readers[i].address() != msg.source) continue;
@@ -71,18 +76,22 @@ caf::typed_response_promise<node_stats> gather_stats(supervisor_pointer self) {
 }
 
 node_actor::behavior_type supervisor(supervisor_pointer self, node_config config,
-                                     reader_factory make_reader) {
+                                     reader_factory make_reader,
+                                     std::vector<caf::actor> services) {
   auto& st = self->state;
   st.config = std::move(config);
   st.make_reader = std::move(make_reader);
+  st.services = std::move(services);
+  for (const auto& s : st.services) self->monitor(s);
   st.readers.resize(st.config.read.readers);
   for (std::uint32_t i = 0; i < st.readers.size(); ++i) start_reader(self, i);
   self->set_down_handler([self](caf::down_msg& msg) { on_down(self, msg); });
   self->set_exit_handler([self](caf::exit_msg& msg) {
-    for (auto& r : self->state.readers) {
-      self->demonitor(r);
-      self->send_exit(r, msg.reason);
-    }
+    for (auto* group : {&self->state.services, &self->state.readers})
+      for (auto& a : *group) {
+        self->demonitor(a);
+        self->send_exit(a, msg.reason);
+      }
     self->quit(msg.reason);
   });
   return {
@@ -93,8 +102,9 @@ node_actor::behavior_type supervisor(supervisor_pointer self, node_config config
 }  // namespace
 
 node_actor spawn_supervisor(caf::actor_system& system, node_config config,
-                            reader_factory make_reader) {
-  return system.spawn(supervisor, std::move(config), std::move(make_reader));
+                            reader_factory make_reader, std::vector<caf::actor> services) {
+  return system.spawn(supervisor, std::move(config), std::move(make_reader),
+                      std::move(services));
 }
 
 }  // namespace spillway

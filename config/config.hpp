@@ -29,6 +29,7 @@ struct storage_section {
   std::uint64_t bucket_keys_limit = 500;           // ... or at this many keys
   std::uint64_t max_total_size = 0;                // 0 = 90 % of the data dir's filesystem
   std::string eviction = "fifo";                   // fifo | lru
+  std::uint64_t seal_after_ms = 1000;              // ... or when it has been open this long
   bool quarantine = true;                          // damaged files go to quarantine/, not unlink
 
   bool operator==(const storage_section&) const = default;

@@ -31,4 +31,21 @@ typename Inspector::result_type inspect(Inspector& f, node_stats& x) {
   return f(x.readers, x.reader_restarts);
 }
 
+struct catalog_stats {
+  std::uint64_t keys = 0;
+  std::uint64_t live_bytes = 0;      // value bytes of the keys
+  std::uint64_t buckets = 0;
+  std::uint64_t file_bytes = 0;      // bucket files on disk, all pages
+  std::uint64_t garbage_bytes = 0;   // value bytes of records since overwritten or removed
+  std::uint64_t quota_bytes = 0;     // storage.max_total_size, resolved
+  std::uint64_t evicted_buckets = 0;
+  std::uint64_t evicted_keys = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
+  return f(x.keys, x.live_bytes, x.buckets, x.file_bytes, x.garbage_bytes, x.quota_bytes,
+           x.evicted_buckets, x.evicted_keys);
+}
+
 }  // namespace spillway

@@ -5,6 +5,7 @@
 
 #include "messages/node.hpp"
 #include "messages/reader.hpp"
+#include "messages/store.hpp"
 
 namespace spillway {
 

@@ -1,7 +1,11 @@
 // Every atom and message type of spillway, numbered once. Registering this block
 // (register_message_types) lets the types cross the network through CAF's middleman;
-// local sends would work without it.
+// local sends would work without it. CAF's own atoms (put, flush, resolve, publish,
+// delete, subscribe, ok) are used where their names fit.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include <caf/type_id.hpp>
 
@@ -10,13 +14,31 @@ class actor_system_config;
 }
 
 namespace spillway {
-struct reader_stats;
+struct catalog_stats;
+struct key_status;
 struct node_stats;
+struct pinned_file;
+struct put_reply;
+struct reader_stats;
+struct resolve_reply;
+struct sealed_bucket;
 void register_message_types(caf::actor_system_config& config);
 }  // namespace spillway
 
 CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, stats_atom, "stats")
+  CAF_ADD_ATOM(spillway, spillway, pin_atom, "pin")
+  CAF_ADD_ATOM(spillway, spillway, unpin_atom, "unpin")
+  CAF_ADD_ATOM(spillway, spillway, evict_atom, "evict")
+  CAF_ADD_ATOM(spillway, spillway, evicted_atom, "evicted")
+  CAF_ADD_ATOM(spillway, spillway, exists_atom, "exists")
   CAF_ADD_TYPE_ID(spillway, (spillway::reader_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::node_stats))
+  CAF_ADD_TYPE_ID(spillway, (spillway::put_reply))
+  CAF_ADD_TYPE_ID(spillway, (spillway::pinned_file))
+  CAF_ADD_TYPE_ID(spillway, (spillway::sealed_bucket))
+  CAF_ADD_TYPE_ID(spillway, (spillway::resolve_reply))
+  CAF_ADD_TYPE_ID(spillway, (spillway::catalog_stats))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<std::string>))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<std::uint8_t>))
 CAF_END_TYPE_ID_BLOCK(spillway)

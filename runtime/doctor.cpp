@@ -172,7 +172,8 @@ std::string where(const direct_io_probe& probe, const fs::path& data_dir) {
 
 doctor_line check_direct_io(const direct_io_probe& probe, const fs::path& data_dir) {
   const std::string place = where(probe, data_dir);
-  if (probe.direct_ok()) return {"o_direct", ok, place + ": a 4 KiB O_DIRECT write and read worked"};
+  if (probe.direct_ok())
+    return {"o_direct", ok, place + ": a 4 KiB O_DIRECT write and read worked"};
   const int err = probe.open_errno ? probe.open_errno : probe.io_errno;
   if (err == EINVAL)
     return {"o_direct", warn,

@@ -134,11 +134,26 @@ TEST_CASE("a data dir that cannot be created is a startup error that names it") 
   }
 }
 
+TEST_CASE("a second node on the same data dir is refused and named") {
+  test::temp_dir dir;
+  node first{small_node(dir)};
+  try {
+    node second{small_node(dir)};
+    FAIL("two nodes share one data dir");
+  } catch (const startup_error& e) {
+    const std::string message = e.what();
+    CHECK(message.find("storage.data_dir") != std::string::npos);
+    CHECK(message.find("in use") != std::string::npos);
+  }
+}
+
 TEST_CASE("a port already taken is a startup error that names node.listen") {
   test::temp_dir dir;
   auto config = small_node(dir);
   config.node.listen = "127.0.0.1:0";
   node first{config};
+  test::temp_dir other_dir;
+  config.storage.data_dir = other_dir.path().string();
   config.node.listen = "127.0.0.1:" + std::to_string(first.listen_port());
   try {
     node second{config};

@@ -36,7 +36,13 @@ struct supervisor_fixture : test::det_fixture {
     supervisor = spawn_supervisor(system, config, [this](caf::actor_system& sys, auto index) {
       spawned.push_back(caf::actor_cast<caf::actor>(sys.spawn(fake_reader, index)));
       return spawned.back();
-    });
+    }, {});
+    sched.run();
+  }
+
+  // ~actor_system waits for every actor: stop them, or the test hangs at its end.
+  ~supervisor_fixture() {
+    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
     sched.run();
   }
 

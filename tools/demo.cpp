@@ -53,6 +53,7 @@ int run_demo() {
     std::cerr << "spillway demo: this machine cannot run a node (see the fail lines)\n";
     return 1;
   }
+  std::cout.flush();  // the node logs to stderr: keep the two in order on one terminal
   node demo_node{config};
   std::cout << "\n# node\nlistening on 127.0.0.1:" << demo_node.listen_port() << "\n";
   print_stats(demo_node.stats());

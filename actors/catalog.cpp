@@ -1,0 +1,255 @@
+// Memory is the catalog's budget: about 100 bytes per key plus the key. Each key's
+// location lives in one hash-map node, and the keys of a bucket are threaded through
+// those nodes as a doubly linked list, so evicting a bucket walks only its own keys
+// and no key is stored twice.
+#include "actors/catalog.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <caf/actor_system.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/bucket.hpp"
+
+namespace spillway {
+namespace {
+
+struct location;
+using key_map = std::unordered_map<std::string, location>;
+using key_node = std::pair<const std::string, location>;
+
+struct location {
+  std::uint32_t bucket = 0;  // slot in the bucket table
+  std::uint32_t value_size = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t crc = 0;
+  key_node* prev = nullptr;  // the bucket's other live keys
+  key_node* next = nullptr;
+};
+
+struct bucket_slot {
+  std::uint64_t id = 0;  // 0: a free slot
+  std::filesystem::path path;
+  bucket_actor actor;
+  std::uint64_t file_size = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t garbage_bytes = 0;
+  std::uint64_t keys = 0;
+  std::uint64_t last_read = 0;  // catalog clock tick
+  key_node* first = nullptr;
+};
+
+struct catalog_state {
+  catalog_options options;
+  key_map keys;
+  std::vector<bucket_slot> buckets;
+  std::vector<std::uint32_t> free_slots;
+  std::vector<eviction_listener> listeners;
+  std::uint64_t clock = 0;
+  catalog_stats totals;  // keys, buckets and quota_bytes are derived in stats()
+  static inline const char* name = "catalog";
+
+  // -- the per-bucket key lists --------------------------------------------------
+
+  void link(key_node* k) {
+    auto& b = buckets[k->second.bucket];
+    k->second.prev = nullptr;
+    k->second.next = b.first;
+    if (b.first) b.first->second.prev = k;
+    b.first = k;
+    b.keys += 1;
+    b.live_bytes += k->second.value_size;
+    totals.live_bytes += k->second.value_size;
+  }
+
+  // The key's record becomes garbage of its bucket.
+  void unlink(key_node* k) {
+    auto& loc = k->second;
+    auto& b = buckets[loc.bucket];
+    (loc.prev ? loc.prev->second.next : b.first) = loc.next;
+    if (loc.next) loc.next->second.prev = loc.prev;
+    b.keys -= 1;
+    b.live_bytes -= loc.value_size;
+    b.garbage_bytes += loc.value_size;
+    totals.live_bytes -= loc.value_size;
+    totals.garbage_bytes += loc.value_size;
+  }
+
+  // -- buckets -------------------------------------------------------------------
+
+  std::uint32_t add_bucket(caf::actor_system& sys, const sealed_bucket& sealed) {
+    std::uint32_t slot = 0;
+    if (free_slots.empty()) {
+      slot = static_cast<std::uint32_t>(buckets.size());
+      buckets.emplace_back();
+    } else {
+      slot = free_slots.back();
+      free_slots.pop_back();
+    }
+    auto& b = buckets[slot];
+    b = bucket_slot{};
+    b.id = sealed.id;
+    b.path = sealed.path;
+    b.file_size = sealed.file_size;
+    b.last_read = ++clock;
+    b.actor = spawn_bucket(sys, sealed.id, sealed.path, options.refuse_o_direct);
+    totals.file_bytes += sealed.file_size;
+    for (const auto& e : sealed.entries) {
+      auto [it, fresh] = keys.try_emplace(e.key);
+      if (!fresh) unlink(&*it);  // the newer record wins
+      it->second.bucket = slot;
+      it->second.value_size = e.value_size;
+      it->second.offset = e.offset;
+      it->second.crc = e.crc;
+      link(&*it);
+    }
+    return slot;
+  }
+
+  // Drops a bucket and its keys; returns the keys (they are evicted, not garbage).
+  std::vector<std::string> drop_bucket(std::uint32_t slot) {
+    auto& b = buckets[slot];
+    std::vector<std::string> dropped;
+    dropped.reserve(b.keys);
+    for (key_node* k = b.first; k != nullptr;) {
+      key_node* next = k->second.next;
+      totals.live_bytes -= k->second.value_size;
+      dropped.push_back(k->first);
+      keys.erase(keys.find(k->first));  // by iterator: the key lives in the erased node
+      k = next;
+    }
+    totals.file_bytes -= b.file_size;
+    totals.garbage_bytes -= b.garbage_bytes;
+    caf::anon_send(b.actor, evict_atom_v);
+    b = bucket_slot{};
+    free_slots.push_back(slot);
+    return dropped;
+  }
+
+  std::size_t bucket_count() const { return buckets.size() - free_slots.size(); }
+
+  // The bucket eviction takes next: the oldest, or the least recently read.
+  std::uint32_t victim(std::uint32_t keep) const {
+    std::uint32_t best = keep;
+    for (std::uint32_t i = 0; i < buckets.size(); ++i) {
+      const auto& b = buckets[i];
+      if (b.id == 0 || i == keep) continue;
+      const auto& c = buckets[best];
+      const bool older = options.lru ? std::pair{b.last_read, b.id} < std::pair{c.last_read, c.id}
+                                     : b.id < c.id;
+      if (best == keep || older) best = i;
+    }
+    return best;
+  }
+};
+
+using catalog_pointer = catalog_actor::stateful_pointer<catalog_state>;
+
+void tell_listeners(catalog_pointer self, std::vector<std::string> keys) {
+  if (keys.empty()) return;
+  for (const auto& l : self->state.listeners) self->send(l, evicted_atom_v, keys);
+}
+
+// Whole buckets go, never the one just written, until the files fit the quota with
+// room for the bucket being written. Buckets left with no live key go at once.
+void enforce_quota(catalog_pointer self, std::uint32_t newest) {
+  auto& st = self->state;
+  for (std::uint32_t i = 0; i < st.buckets.size(); ++i)
+    if (st.buckets[i].id != 0 && st.buckets[i].keys == 0 && i != newest) st.drop_bucket(i);
+  while (st.totals.file_bytes + st.options.reserve_bytes > st.options.quota_bytes &&
+         st.bucket_count() > 1) {
+    const auto slot = st.victim(newest);
+    const auto id = st.buckets[slot].id;
+    auto dropped = st.drop_bucket(slot);
+    st.totals.evicted_buckets += 1;
+    st.totals.evicted_keys += dropped.size();
+    spdlog::info("evicted bucket {:016x}: {} keys", id, dropped.size());
+    tell_listeners(self, std::move(dropped));
+  }
+}
+
+resolve_reply resolve(catalog_state& st, const std::vector<std::string>& wanted) {
+  resolve_reply reply;
+  std::unordered_map<std::uint32_t, std::size_t> group_of;  // bucket slot -> reply.buckets
+  const auto now = ++st.clock;
+  for (std::uint32_t i = 0; i < wanted.size(); ++i) {
+    const auto it = st.keys.find(wanted[i]);
+    if (it == st.keys.end()) {
+      reply.missing.push_back(i);
+      continue;
+    }
+    const auto& loc = it->second;
+    auto [g, fresh] = group_of.try_emplace(loc.bucket, reply.buckets.size());
+    if (fresh) {
+      auto& b = st.buckets[loc.bucket];
+      b.last_read = now;
+      reply.buckets.push_back({b.id, b.actor, {}});
+    }
+    reply.buckets[g->second].records.push_back(
+      {i, loc.offset, static_cast<std::uint32_t>(it->first.size()), loc.value_size, loc.crc});
+  }
+  return reply;
+}
+
+catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options options,
+                                     recovered_store recovered) {
+  auto& st = self->state;
+  st.options = options;
+  for (auto& r : recovered.buckets)
+    st.add_bucket(self->home_system(), {r.index.header.bucket_id, r.path.string(),
+                                        r.index.file_size, std::move(r.index.entries)});
+  if (!st.buckets.empty()) enforce_quota(self, static_cast<std::uint32_t>(st.buckets.size() - 1));
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    for (auto& b : self->state.buckets)
+      if (b.id != 0) self->send_exit(b.actor, msg.reason);
+    self->quit(msg.reason);
+  });
+  return {
+    [self](caf::publish_atom, const sealed_bucket& sealed) {
+      enforce_quota(self, self->state.add_bucket(self->home_system(), sealed));
+      return caf::ok_atom_v;
+    },
+    [self](caf::resolve_atom, const std::vector<std::string>& keys) {
+      return resolve(self->state, keys);
+    },
+    [self](exists_atom, const std::vector<std::string>& keys) {
+      std::vector<std::uint8_t> present;
+      present.reserve(keys.size());
+      for (const auto& k : keys) present.push_back(self->state.keys.count(k) ? 1 : 0);
+      return present;
+    },
+    [self](caf::delete_atom, const std::vector<std::string>& keys) {
+      auto& st = self->state;
+      std::uint64_t removed = 0;
+      for (const auto& k : keys) {
+        const auto it = st.keys.find(k);
+        if (it == st.keys.end()) continue;
+        st.unlink(&*it);
+        st.keys.erase(it);
+        ++removed;
+      }
+      return removed;
+    },
+    [self](stats_atom) {
+      auto s = self->state.totals;
+      s.keys = self->state.keys.size();
+      s.buckets = self->state.bucket_count();
+      s.quota_bytes = self->state.options.quota_bytes;
+      return s;
+    },
+    [self](caf::subscribe_atom, eviction_listener listener) {
+      self->state.listeners.push_back(std::move(listener));
+    },
+  };
+}
+
+}  // namespace
+
+catalog_actor spawn_catalog(caf::actor_system& system, catalog_options options,
+                            recovered_store recovered) {
+  return system.spawn(catalog, options, std::move(recovered));
+}
+
+}  // namespace spillway

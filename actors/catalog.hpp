@@ -1,0 +1,26 @@
+// The catalog: which bucket holds each key, the bucket table, and eviction. It is
+// the read path's first stop (resolve) and the writer's last (publish).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "messages/store.hpp"
+#include "runtime/recovery.hpp"
+
+namespace spillway {
+
+struct catalog_options {
+  std::uint64_t quota_bytes = 0;     // bucket files may take this much, resolved (> 0)
+  std::uint64_t reserve_bytes = 0;   // kept free for the bucket being written
+  bool lru = false;                  // evict the least recently read bucket, else the oldest
+  bool refuse_o_direct = false;      // fault injection, passed to the bucket actors
+};
+
+// Starts with the buckets recovery found; their keys are published in id order.
+catalog_actor spawn_catalog(caf::actor_system& system, catalog_options options,
+                            recovered_store recovered);
+
+}  // namespace spillway

@@ -1,0 +1,30 @@
+// The writer: fills the open bucket file with the records of puts, seals it at
+// storage.bucket_size_limit or bucket_keys_limit, on flush, after seal_after_ms, and
+// at shutdown, and answers each put once its keys are sealed and published. It does
+// blocking I/O (io_uring waits, fdatasync), so it runs detached, on its own thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include <caf/fwd.hpp>
+
+#include "messages/store.hpp"
+
+namespace spillway {
+
+struct writer_options {
+  std::filesystem::path dir;
+  std::uint64_t node_id = 1;
+  std::uint64_t bucket_size_limit = 256ull << 20;
+  std::uint64_t bucket_keys_limit = 500;
+  std::uint64_t seal_after_ms = 0;    // 0: seal only on limits, flush and shutdown
+  std::uint64_t first_sequence = 1;   // of the bucket ids this writer hands out
+  bool use_uring = true;
+  bool refuse_o_direct = false;       // fault injection
+};
+
+writer_actor spawn_writer(caf::actor_system& system, writer_options options,
+                          catalog_actor catalog);
+
+}  // namespace spillway

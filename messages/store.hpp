@@ -1,0 +1,141 @@
+// The bucket store's protocols: the writer (puts), the catalog (where each key lives)
+// and the bucket actors (one per sealed file). Sizes are bytes, offsets are from the
+// start of a bucket file. Layout of the files themselves: runtime/bucket_format.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/key_status.hpp"
+#include "messages/stats.hpp"
+#include "messages/type_ids.hpp"
+#include "runtime/bucket_format.hpp"
+
+namespace spillway {
+
+// -- writer ----------------------------------------------------------------------
+
+// One status per key, in the order of the put. A put is answered once every key of
+// it is in a sealed, synced, published bucket, or has failed.
+struct put_reply {
+  std::vector<key_status> keys;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_reply& x) {
+  return f(x.keys);
+}
+
+// put(keys, values): values[i] is the value of keys[i].
+// flush: seals the open bucket; answered once it is published.
+// tick(bucket id): the writer's own reminder to seal a bucket open too long.
+using writer_actor = caf::typed_actor<
+  caf::replies_to<caf::put_atom, std::vector<std::string>, std::vector<std::string>>::with<
+    put_reply>,
+  caf::replies_to<caf::flush_atom>::with<caf::ok_atom>,
+  caf::reacts_to<caf::tick_atom, std::uint64_t>>;
+
+// -- bucket ----------------------------------------------------------------------
+
+// A bucket's file as its readers may use it while they hold a pin.
+struct pinned_file {
+  std::int32_t fd = -1;
+  bool direct = false;  // opened with O_DIRECT: reads must be page-aligned
+  std::uint64_t bucket_id = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pinned_file& x) {
+  return f(x.fd, x.direct, x.bucket_id);
+}
+
+// pin(n): n more reads in flight; unpin(n): n reads done. evict: the catalog has
+// dropped this bucket; its file goes when the last pin does.
+using bucket_actor = caf::typed_actor<
+  caf::replies_to<pin_atom, std::uint32_t>::with<pinned_file>,
+  caf::reacts_to<unpin_atom, std::uint32_t>,
+  caf::reacts_to<evict_atom>>;
+
+// -- catalog ---------------------------------------------------------------------
+
+}  // namespace spillway
+
+namespace spillway::bucket_format {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, index_entry& x) {
+  return f(x.key, x.value_size, x.offset, x.crc);
+}
+
+}  // namespace spillway::bucket_format
+
+namespace spillway {
+
+// A bucket the writer has sealed, renamed and synced: the catalog publishes its keys.
+struct sealed_bucket {
+  std::uint64_t id = 0;
+  std::string path;
+  std::uint64_t file_size = 0;
+  std::vector<bucket_format::index_entry> entries;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sealed_bucket& x) {
+  return f(x.id, x.path, x.file_size, x.entries);
+}
+
+// Where one requested key lives; `key_index` is its position in the request.
+struct record_location {
+  std::uint32_t key_index = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t key_size = 0;
+  std::uint32_t value_size = 0;
+  std::uint32_t crc = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, record_location& x) {
+  return f(x.key_index, x.offset, x.key_size, x.value_size, x.crc);
+}
+
+struct bucket_reads {
+  std::uint64_t bucket_id = 0;
+  bucket_actor bucket;
+  std::vector<record_location> records;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, bucket_reads& x) {
+  return f(x.bucket_id, x.bucket, x.records);
+}
+
+// The read path's first step: the requested keys grouped by bucket; `missing` holds
+// the positions of keys the catalog does not have.
+struct resolve_reply {
+  std::vector<bucket_reads> buckets;
+  std::vector<std::uint32_t> missing;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, resolve_reply& x) {
+  return f(x.buckets, x.missing);
+}
+
+// Told which keys eviction dropped, so a cache node can tell its master.
+using eviction_listener =
+  caf::typed_actor<caf::reacts_to<evicted_atom, std::vector<std::string>>>;
+
+// exists answers one flag per key (1 = present); delete answers how many it removed.
+using catalog_actor = caf::typed_actor<
+  caf::replies_to<caf::publish_atom, sealed_bucket>::with<caf::ok_atom>,
+  caf::replies_to<caf::resolve_atom, std::vector<std::string>>::with<resolve_reply>,
+  caf::replies_to<exists_atom, std::vector<std::string>>::with<std::vector<std::uint8_t>>,
+  caf::replies_to<caf::delete_atom, std::vector<std::string>>::with<std::uint64_t>,
+  caf::replies_to<stats_atom>::with<catalog_stats>,
+  caf::reacts_to<caf::subscribe_atom, eviction_listener>>;
+
+}  // namespace spillway

@@ -1,0 +1,190 @@
+// The bucket file format alone: plain functions over bytes, every field corrupted.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "runtime/bucket_file.hpp"
+#include "runtime/bucket_format.hpp"
+#include "runtime/crc32c.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+namespace bf = bucket_format;
+using byte_vector = std::vector<std::byte>;
+
+byte_vector value_bytes(std::size_t size, unsigned seed) {
+  byte_vector v(size);
+  for (std::size_t i = 0; i < size; ++i) v[i] = std::byte(static_cast<unsigned char>(i * 31 + seed));
+  return v;
+}
+
+// A whole bucket file in memory, assembled from the encoders as the writer does.
+struct bucket_image {
+  bf::header header{7, make_bucket_id(7, 42), 123456789};
+  std::vector<bf::index_entry> entries;
+  byte_vector bytes = byte_vector(bf::page_size);
+
+  bucket_image& add(std::string key, const byte_vector& value) {
+    const auto at = bytes.size();
+    bytes.resize(at + bf::record_size(key.size(), value.size()));
+    const auto crc = bf::encode_record(header.bucket_id, key, value,
+                                       std::span{bytes}.subspan(at));
+    entries.push_back({std::move(key), static_cast<std::uint32_t>(value.size()), at, crc});
+    return *this;
+  }
+
+  byte_vector seal() {
+    bf::encode_header(header, std::span{bytes}.first(bf::page_size));
+    bf::footer f;
+    f.index_offset = bytes.size();
+    f.index_size = bf::index_size(entries);
+    f.record_count = entries.size();
+    bytes.resize(f.index_offset + bf::align_up(f.index_size) + bf::page_size);
+    f.index_crc = bf::encode_index(
+      entries, std::span{bytes}.subspan(f.index_offset, bf::align_up(f.index_size)));
+    bf::encode_footer(f, std::span{bytes}.last(bf::page_size));
+    return bytes;
+  }
+};
+
+void write_file(const std::filesystem::path& path, const byte_vector& bytes, std::size_t size) {
+  std::ofstream out{path, std::ios::binary | std::ios::trunc};
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
+}
+
+TEST_SUITE("bucket_format") {
+
+TEST_CASE("crc32c matches the published check value and extends") {
+  const char* text = "123456789";
+  CHECK(crc32c(text, 9) == 0xe3069283u);
+  CHECK(crc32c_extend(crc32c(text, 4), text + 4, 5) == 0xe3069283u);
+  CHECK(crc32c(text, 0) == 0);
+  for (std::uint32_t crc : {0u, 1u, 0xe3069283u, 0xffffffffu}) {
+    CHECK(unmask_crc(mask_crc(crc)) == crc);
+    CHECK(mask_crc(crc) != crc);
+  }
+}
+
+TEST_CASE("header round trip and every header byte's corruption") {
+  const bf::header h{3, make_bucket_id(3, 99), 1700000000000000000ull};
+  byte_vector page(bf::page_size);
+  bf::encode_header(h, page);
+  bf::header back;
+  REQUIRE(bf::decode_header(page, back).empty());
+  CHECK(back == h);
+  for (std::size_t i = 0; i < 44; ++i) {
+    auto broken = page;
+    broken[i] ^= std::byte{0x01};
+    CHECK_MESSAGE(!bf::decode_header(broken, back).empty(), "byte ", i);
+  }
+}
+
+TEST_CASE("record round trip and every record byte's corruption") {
+  const auto value = value_bytes(5000, 1);
+  const std::string key = "layer-3/block-17";
+  byte_vector pages(bf::record_size(key.size(), value.size()));
+  REQUIRE(pages.size() == 2 * bf::page_size);
+  const auto crc = bf::encode_record(11, key, value, pages);
+  const bf::index_entry entry{key, 5000, bf::page_size, crc};
+  bf::record_view view;
+  REQUIRE(bf::decode_record(pages, 11, entry, view).empty());
+  CHECK(view.key == key);
+  REQUIRE(view.value.size() == value.size());
+  CHECK(std::memcmp(view.value.data(), value.data(), value.size()) == 0);
+  const auto used = bf::record_header_size + key.size() + value.size();
+  for (std::size_t i = 0; i < used; i += (i < 64 ? 1 : 97)) {
+    auto broken = pages;
+    broken[i] ^= std::byte{0x80};
+    CHECK_MESSAGE(!bf::decode_record(broken, 11, entry, view).empty(), "byte ", i);
+  }
+  CHECK(!bf::decode_record(pages, 12, entry, view).empty());  // another bucket's record
+  auto other_key = entry;
+  other_key.key[0] = 'L';
+  CHECK(!bf::decode_record(pages, 11, other_key, view).empty());
+}
+
+TEST_CASE("empty values and the largest key round trip") {
+  const std::string key(bf::max_key_size, 'k');
+  byte_vector pages(bf::record_size(key.size(), 0));
+  const auto crc = bf::encode_record(1, key, {}, pages);
+  bf::record_view view;
+  CHECK(bf::decode_record(pages, 1, {key, 0, bf::page_size, crc}, view).empty());
+  CHECK(view.value.empty());
+}
+
+TEST_CASE("index and footer round trip and their corruption") {
+  bucket_image image;
+  image.add("a", value_bytes(10, 1)).add("bb", value_bytes(4096 * 3, 2)).add("a", {});
+  const auto file = image.seal();
+  bf::footer f;
+  REQUIRE(bf::decode_footer(std::span{file}.last(bf::page_size), f).empty());
+  CHECK(f.record_count == 3);
+  const auto index = std::span{file}.subspan(f.index_offset, f.index_size);
+  std::vector<bf::index_entry> entries;
+  REQUIRE(bf::decode_index(index, f, entries).empty());
+  CHECK(entries == image.entries);
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    byte_vector broken{index.begin(), index.end()};
+    broken[i] ^= std::byte{0x04};
+    CHECK_MESSAGE(!bf::decode_index(broken, f, entries).empty(), "index byte ", i);
+  }
+  for (std::size_t i = 0; i < bf::footer_size; ++i) {
+    byte_vector broken{file.end() - bf::page_size, file.end()};
+    broken[i] ^= std::byte{0x10};
+    CHECK_MESSAGE(!bf::decode_footer(broken, f).empty(), "footer byte ", i);
+  }
+}
+
+TEST_CASE("an index entry pointing outside the record area is refused") {
+  bucket_image image;
+  image.add("a", value_bytes(100, 1));
+  image.entries[0].offset = 0;  // into the header page
+  const auto file = image.seal();
+  bf::footer f;
+  REQUIRE(bf::decode_footer(std::span{file}.last(bf::page_size), f).empty());
+  std::vector<bf::index_entry> entries;
+  CHECK(!bf::decode_index(std::span{file}.subspan(f.index_offset, f.index_size), f, entries)
+           .empty());
+}
+
+TEST_CASE("a bucket file truncated at any page boundary is rejected whole") {
+  test::temp_dir dir;
+  bucket_image image;
+  for (int i = 0; i < 5; ++i) image.add("key-" + std::to_string(i), value_bytes(6000, i));
+  const auto file = image.seal();
+  const auto path = dir.path() / bucket_file_name(image.header.bucket_id);
+  write_file(path, file, file.size());
+  bucket_index index;
+  REQUIRE(read_bucket_index(path, index).empty());
+  CHECK(index.entries == image.entries);
+  CHECK(index.header == image.header);
+  for (std::size_t size = 0; size < file.size(); size += bf::page_size) {
+    write_file(path, file, size);
+    CHECK_MESSAGE(!read_bucket_index(path, index).empty(), "truncated to ", size);
+  }
+  write_file(path, file, file.size() - 1);
+  CHECK(!read_bucket_index(path, index).empty());
+}
+
+TEST_CASE("bucket file names carry the id") {
+  const auto id = make_bucket_id(0xabc, 0x123456789);
+  CHECK(bucket_file_name(id) == "0abc000123456789.bucket");
+  CHECK(parse_bucket_file_name(bucket_file_name(id)) == id);
+  CHECK(parse_bucket_file_name(bucket_tmp_name(id)) == id);
+  for (const char* bad : {"LOCK", "0abc000123456789.bucket.old", "xyz0000123456789.bucket",
+                          "0abc00012345678.bucket"})
+    CHECK_MESSAGE(!parse_bucket_file_name(bad), bad);
+  CHECK(bucket_sequence(id) == 0x123456789);
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

@@ -226,9 +226,11 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
       for (const auto& k : keys) {
         const auto it = st.keys.find(k);
         if (it == st.keys.end()) continue;
+        const auto slot = it->second.bucket;
         st.unlink(&*it);
         st.keys.erase(it);
         ++removed;
+        if (st.buckets[slot].keys == 0) st.drop_bucket(slot);  // its space comes back now
       }
       return removed;
     },

@@ -135,10 +135,6 @@ std::uint16_t publish(caf::actor_system& system, const node_actor& actor,
   return *port;
 }
 
-key_status status_of(const caf::error& err) {
-  return {err == caf::sec::request_timeout ? key_error::timeout : key_error::unavailable, 0};
-}
-
 }  // namespace
 
 node::node(node_config config) : impl_(std::make_unique<impl>()) {
@@ -202,25 +198,34 @@ std::uint16_t node::listen_port() const { return impl_->port; }
 std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
                                                std::vector<std::string> values) {
   auto& i = *impl_;
+  if (keys.size() != values.size())
+    throw std::invalid_argument("put: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(values.size()) + " values");
   auto promise = std::make_shared<std::promise<std::vector<key_status>>>();
   auto result = promise->get_future();
+  const auto n = keys.size();
   if (!i.system) {
-    promise->set_value(std::vector<key_status>(keys.size(), {key_error::unavailable, 0}));
+    promise->set_value(std::vector<key_status>(n, {key_error::unavailable, 0}));
     return result;
   }
-  // Held by pointer so that spawning the asking actor never copies the values.
-  using batch = std::pair<std::vector<std::string>, std::vector<std::string>>;
-  auto data = std::make_shared<batch>(std::move(keys), std::move(values));
+  // The put is enqueued at the writer before this returns, so a flush() that follows
+  // seals it. The writer answers `receiver`; hidden, so a stopping node does not
+  // wait for it.
   const auto deadline = std::chrono::milliseconds{i.config.storage.seal_after_ms} + i.timeout();
-  i.system->spawn([writer = i.writer, data, promise, deadline](caf::event_based_actor* self) {
-    const auto n = data->first.size();
-    self->request(writer, deadline, caf::put_atom_v, std::move(data->first),
-                  std::move(data->second))
-      .then([promise](put_reply& r) { promise->set_value(std::move(r.keys)); },
-            [promise, n](caf::error& err) {
-              promise->set_value(std::vector<key_status>(n, status_of(err)));
-            });
-  });
+  auto receiver = i.system->spawn<caf::hidden>(
+    [promise, n, deadline](caf::event_based_actor* self) -> caf::behavior {
+      return {
+        [=](put_reply& r) {
+          promise->set_value(std::move(r.keys));
+          self->quit();
+        },
+        caf::after(deadline) >> [=] {
+          promise->set_value(std::vector<key_status>(n, {key_error::timeout, 0}));
+          self->quit();
+        },
+      };
+    });
+  caf::send_as(receiver, i.writer, caf::put_atom_v, std::move(keys), std::move(values));
   return result;
 }
 

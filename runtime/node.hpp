@@ -51,10 +51,11 @@ public:
   // Stores values[i] under keys[i]. The result has one status per key, ready once
   // each key is in a sealed, synced and published bucket, or has failed. The vectors
   // move into the writer's mailbox; each value is then copied once, into staging.
+  // Throws std::invalid_argument when the vectors differ in length.
   std::future<std::vector<key_status>> put(std::vector<std::string> keys,
                                            std::vector<std::string> values);
 
-  // Seals the open bucket; returns once it is published.
+  // Seals the open bucket, with every put() made before it; returns once published.
   void flush();
 
   // Reads values with pread and checks each (length, crc, key) before handing it out.

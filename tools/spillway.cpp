@@ -1,14 +1,15 @@
 // The `spillway` command: serve a node, run the demo, print the config, check the
-// machine. Exit codes: 0 success, 1 the work failed, 2 bad usage or bad config.
+// machine, and use the bucket store from the shell. Exit codes: 0 success, 1 the work
+// failed, 2 bad usage or bad config.
 //
-// Build: cmake -S . -B build && cmake --build build  (or tools/run.sh demo)
+// Build: tools/run.sh build   (the binary is build/release/spillway)
 #include <iostream>
-#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "config/config.hpp"
+#include "config/size.hpp"
 #include "runtime/doctor.hpp"
 #include "runtime/node.hpp"
 #include "tools/commands.hpp"
@@ -17,10 +18,25 @@ namespace {
 
 constexpr int exit_usage = 2;
 
+struct config_source {
+  std::string path;      // -c
+  std::string data_dir;  // --data-dir, for the store commands
+};
+
 // With -c, the file; without, the defaults (an empty file is a valid node).
-spillway::node_config load(const std::string& path) {
-  if (path.empty()) return spillway::load_config_text("", "<defaults>");
-  return spillway::load_config_file(path);
+spillway::node_config load(const config_source& source) {
+  auto config = source.path.empty() ? spillway::load_config_text("", "<defaults>")
+                                    : spillway::load_config_file(source.path);
+  if (!source.data_dir.empty()) config.storage.data_dir = source.data_dir;
+  return config;
+}
+
+// The store commands run a private node: no port, and only warnings on stderr.
+spillway::node_config store_node(const config_source& source) {
+  auto config = load(source);
+  config.node.listen = "";
+  config.node.log_level = "warn";
+  return config;
 }
 
 int doctor_command(const spillway::node_config& config) {
@@ -31,22 +47,59 @@ int doctor_command(const spillway::node_config& config) {
   return 1;
 }
 
+void add_config_option(CLI::App* sub, config_source& source) {
+  sub->add_option("-c,--config", source.path, "Node config (TOML)");
+}
+
+void add_store_options(CLI::App* sub, config_source& source) {
+  add_config_option(sub, source);
+  sub->add_option("--data-dir", source.data_dir, "Data dir (instead of the config's)");
+}
+
+// "64KiB", "1GiB" or bytes, checked by the same parser as the config file's sizes.
+std::string check_size(const std::string& text) {
+  return spillway::parse_size(text) ? "" : "'" + text + "' is not a size (bytes, or KiB, MiB, GiB)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"spillway: the SSD tier of a KV-cache node"};
   app.require_subcommand(1);
-  std::string config_path;
+  config_source source;
 
   auto* serve = app.add_subcommand("serve", "Run a node until SIGINT or SIGTERM");
-  serve->add_option("-c,--config", config_path, "Node config (TOML)")->required();
+  serve->add_option("-c,--config", source.path, "Node config (TOML)")->required();
   auto* demo = app.add_subcommand("demo", "Start a node on the defaults in a temporary dir");
   auto* config = app.add_subcommand("config", "Show the effective config");
   bool print = false;
   config->add_flag("--print", print, "Print it as TOML, every default filled in")->required();
-  config->add_option("-c,--config", config_path, "Node config (TOML)");
+  add_config_option(config, source);
   auto* doctor = app.add_subcommand("doctor", "Check this machine against the config");
-  doctor->add_option("-c,--config", config_path, "Node config (TOML)");
+  add_config_option(doctor, source);
+
+  std::string key, file = "-";
+  auto* put = app.add_subcommand("put", "Store the value in FILE (or stdin) under KEY");
+  put->add_option("KEY", key, "The key")->required();
+  put->add_option("FILE", file, "The value's file; - for stdin");
+  add_store_options(put, source);
+  auto* get = app.add_subcommand("get", "Write KEY's value to stdout");
+  get->add_option("KEY", key, "The key")->required();
+  add_store_options(get, source);
+  spillway::gen_options gen_opts;
+  std::string gen_size;
+  auto* gen = app.add_subcommand("gen", "Write COUNT generated values through the put path");
+  gen->add_option("--count", gen_opts.count, "How many keys")->required();
+  gen->add_option("--size", gen_size, "Bytes per value: 65536, 128KiB, ...")
+    ->required()->check(CLI::Validator(check_size, "SIZE"));
+  gen->add_option("--seed", gen_opts.seed, "Seeds the values (default 1)");
+  gen->add_option("--prefix", gen_opts.prefix, "Key prefix (default gen-)");
+  gen->add_flag("--log-acked", gen_opts.log_acked, "Print each acknowledged key");
+  add_store_options(gen, source);
+  bool verify = false;
+  auto* inspect = app.add_subcommand("inspect", "Describe the data dir's buckets");
+  inspect->add_flag("--verify", verify, "Read every record and check its crc");
+  add_store_options(inspect, source);
 
   try {
     app.parse(argc, argv);
@@ -57,16 +110,25 @@ int main(int argc, char** argv) {
 
   try {
     if (*demo) return spillway::run_demo();
-    const auto node_config = load(config_path);
-    if (*serve) return spillway::run_serve(node_config);
-    if (*config) std::cout << spillway::to_toml(node_config);
-    if (*doctor) return doctor_command(node_config);
+    if (*serve) return spillway::run_serve(load(source));
+    if (*config) std::cout << spillway::to_toml(load(source));
+    if (*doctor) return doctor_command(load(source));
+    if (*put) return spillway::run_put(store_node(source), key, file);
+    if (*get) return spillway::run_get(store_node(source), key);
+    if (*gen) {
+      gen_opts.size = *spillway::parse_size(gen_size);
+      return spillway::run_gen(store_node(source), gen_opts);
+    }
+    if (*inspect) return spillway::run_inspect(store_node(source), verify);
     return 0;
   } catch (const spillway::config_error& e) {
     std::cerr << e.what() << "\n";
     return exit_usage;
   } catch (const spillway::startup_error& e) {
     std::cerr << "spillway: cannot start the node: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "spillway: " << e.what() << "\n";
     return 1;
   }
 }

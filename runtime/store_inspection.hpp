@@ -1,0 +1,34 @@
+// `spillway inspect`: what a data dir holds, read from its files alone (no node runs),
+// and with `verify` every record read back and checked.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace spillway {
+
+struct bad_record {
+  std::string bucket_file;
+  std::string key;
+  std::uint64_t offset = 0;
+  std::string problem;
+};
+
+struct store_inspection {
+  std::uint64_t buckets = 0;
+  std::uint64_t records = 0;
+  std::uint64_t keys = 0;            // distinct keys: the newest record of each counts
+  std::uint64_t file_bytes = 0;
+  std::uint64_t live_bytes = 0;      // value bytes of the keys
+  std::uint64_t garbage_bytes = 0;   // value bytes of records a newer one replaced
+  std::vector<std::string> damaged;  // "<file>: <why>" for bucket files that fail recovery
+  std::vector<std::string> unsealed; // .tmp files: writes a crash interrupted
+  std::vector<bad_record> bad_records;
+  bool verified = false;
+};
+
+store_inspection inspect_store(const std::filesystem::path& data_dir, bool verify);
+
+}  // namespace spillway

@@ -1,0 +1,326 @@
+// The bucket store through a real node: real files, real io_uring writes, real actors.
+#include <doctest/doctest.h>
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "runtime/bucket_file.hpp"
+#include "runtime/generated_value.hpp"
+#include "runtime/node.hpp"
+#include "runtime/store_inspection.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+node_config store_config(const std::filesystem::path& dir) {
+  auto config = load_config_text("", "test");
+  config.storage.data_dir = dir.string();
+  config.node.listen = "";
+  config.node.log_level = "warn";
+  config.read.readers = 1;
+  return config;
+}
+
+std::vector<key_status> put_all(node& n, const std::vector<std::string>& keys,
+                                std::size_t size, std::uint64_t seed = 1) {
+  std::vector<std::string> values;
+  for (const auto& k : keys) values.push_back(generated_value(size, seed, k));
+  auto result = n.put(keys, std::move(values));
+  n.flush();
+  return result.get();
+}
+
+std::vector<std::string> make_keys(const std::string& prefix, std::size_t count) {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < count; ++i) keys.push_back(generated_key(prefix, i));
+  return keys;
+}
+
+// Every key reads back as exactly the generated value of `size` bytes.
+void check_values(node& n, const std::vector<std::string>& keys, std::size_t size,
+                  std::uint64_t seed = 1) {
+  const auto got = n.read_values(keys);
+  REQUIRE(got.size() == keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    REQUIRE_MESSAGE(got[i].status.ok(), keys[i], ": ", to_string(got[i].status));
+    CHECK_MESSAGE(got[i].value == generated_value(size, seed, keys[i]), keys[i]);
+  }
+}
+
+std::size_t count_buckets(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator{dir})
+    n += e.path().extension() == ".bucket";
+  return n;
+}
+
+// Collects eviction notices; waits for them without sleeping.
+struct eviction_log {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> keys;
+
+  void add(std::vector<std::string> evicted) {
+    std::lock_guard lock{mutex};
+    keys.insert(keys.end(), evicted.begin(), evicted.end());
+    changed.notify_all();
+  }
+  bool wait_for(std::size_t n) {
+    std::unique_lock lock{mutex};
+    return changed.wait_for(lock, std::chrono::seconds(30), [&] { return keys.size() >= n; });
+  }
+};
+
+TEST_SUITE("store") {
+
+TEST_CASE("values of many sizes round trip through put and read") {
+  test::temp_dir dir;
+  node n{store_config(dir.path())};
+  for (std::size_t size : {0ul, 1ul, 4071ul, 4072ul, 4096ul, 100000ul, 5ul << 20}) {
+    const auto keys = make_keys("size-" + std::to_string(size) + "-", 3);
+    for (const auto& s : put_all(n, keys, size)) CHECK(s.ok());
+    check_values(n, keys, size);
+  }
+  CHECK(n.read_values({"never-written"})[0].status.error == key_error::not_found);
+}
+
+TEST_CASE("bad keys fail alone and name their error") {
+  test::temp_dir dir;
+  node n{store_config(dir.path())};
+  const std::string long_key(5000, 'k');
+  auto result = n.put({"good", "", long_key}, {"v", "v", "v"});
+  n.flush();
+  const auto statuses = result.get();
+  CHECK(statuses[0].ok());
+  CHECK(statuses[1].error == key_error::bad_key);
+  CHECK(statuses[2].error == key_error::too_large);
+  CHECK(n.read_values({"good"})[0].value == "v");
+  CHECK_THROWS_AS(n.put({"a", "b"}, {"1"}), std::invalid_argument);
+}
+
+TEST_CASE("a key put twice in one batch or across batches reads its newest value") {
+  test::temp_dir dir;
+  node n{store_config(dir.path())};
+  auto first = n.put({"k", "other", "k"}, {"one", "x", "two"});
+  n.flush();
+  for (const auto& s : first.get()) CHECK(s.ok());
+  CHECK(n.read_values({"k"})[0].value == "two");
+  auto second = n.put({"k"}, {"three"});
+  n.flush();
+  CHECK(second.get()[0].ok());
+  CHECK(n.read_values({"k"})[0].value == "three");
+  const auto stats = n.store_stats();
+  CHECK(stats.keys == 2);
+  CHECK(stats.garbage_bytes == 3 + 3);  // "one" and "two" were replaced
+  CHECK(stats.live_bytes == 5 + 1);
+}
+
+TEST_CASE("buckets seal at the key limit and the store survives a restart") {
+  test::temp_dir dir;
+  auto config = store_config(dir.path());
+  config.storage.bucket_keys_limit = 3;
+  const auto keys = make_keys("restart-", 10);
+  catalog_stats before;
+  {
+    node n{config};
+    for (const auto& s : put_all(n, keys, 10000)) CHECK(s.ok());
+    before = n.store_stats();
+  }
+  CHECK(count_buckets(dir.path()) == 4);
+  node again{config};
+  check_values(again, keys, 10000);
+  const auto after = again.store_stats();
+  CHECK(after.keys == before.keys);
+  CHECK(after.buckets == 4);
+  CHECK(after.file_bytes == before.file_bytes);
+}
+
+TEST_CASE("a put is answered after seal_after_ms without a flush") {
+  test::temp_dir dir;
+  auto config = store_config(dir.path());
+  config.storage.seal_after_ms = 50;
+  node n{config};
+  auto result = n.put({"lonely"}, {"value"});
+  CHECK(result.get()[0].ok());  // no flush: the writer's own timer sealed the bucket
+  CHECK(count_buckets(dir.path()) == 1);
+}
+
+TEST_CASE("a damaged or torn bucket is quarantined at start and the rest still serves") {
+  test::temp_dir dir;
+  auto config = store_config(dir.path());
+  config.storage.bucket_keys_limit = 2;
+  const auto keys = make_keys("torn-", 4);
+  {
+    node n{config};
+    for (const auto& s : put_all(n, keys, 5000)) CHECK(s.ok());
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator{dir.path()})
+    if (e.path().extension() == ".bucket") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() == 2);
+  std::filesystem::resize_file(files[1], std::filesystem::file_size(files[1]) - 4096);
+  std::ofstream{dir.path() / bucket_tmp_name(make_bucket_id(1, 1))} << "half a write";
+
+  node n{config};
+  check_values(n, {keys[0], keys[1]}, 5000);
+  CHECK(n.read_values({keys[2]})[0].status.error == key_error::not_found);
+  CHECK(n.store_stats().buckets == 1);
+  CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
+  CHECK(std::filesystem::exists(dir.path() / "quarantine" / bucket_tmp_name(make_bucket_id(1, 1))));
+}
+
+TEST_CASE("a flipped byte in a value makes that key corrupt and never returns it") {
+  test::temp_dir dir;
+  auto config = store_config(dir.path());
+  const auto keys = make_keys("flip-", 3);
+  {
+    node n{config};
+    for (const auto& s : put_all(n, keys, 20000)) CHECK(s.ok());
+  }
+  std::filesystem::path file;
+  for (const auto& e : std::filesystem::directory_iterator{dir.path()})
+    if (e.path().extension() == ".bucket") file = e.path();
+  bucket_index index;
+  REQUIRE(read_bucket_index(file, index).empty());
+  {
+    std::fstream f{file, std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(static_cast<std::streamoff>(index.entries[1].offset + 5000));
+    f.put('\xff');
+  }
+  const auto report = inspect_store(dir.path(), true);
+  REQUIRE(report.bad_records.size() == 1);
+  CHECK(report.bad_records[0].key == index.entries[1].key);
+
+  node n{config};
+  const auto got = n.read_values(keys);
+  std::size_t corrupt = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == index.entries[1].key) {
+      CHECK(got[i].status.error == key_error::corrupt);
+      CHECK(got[i].value.empty());
+      ++corrupt;
+    } else {
+      CHECK(got[i].value == generated_value(20000, 1, keys[i]));
+    }
+  }
+  CHECK(corrupt == 1);
+}
+
+TEST_CASE("removed keys are gone and an emptied bucket leaves the disk") {
+  test::temp_dir dir;
+  node n{store_config(dir.path())};
+  const auto keys = make_keys("rm-", 3);
+  for (const auto& s : put_all(n, keys, 1000)) CHECK(s.ok());
+  CHECK(n.exists({keys[0], "nope"}) == std::vector<std::uint8_t>{1, 0});
+  CHECK(n.remove({keys[0], "nope"}) == 1);
+  CHECK(n.read_values({keys[0]})[0].status.error == key_error::not_found);
+  CHECK(n.remove({keys[1], keys[2]}) == 2);
+  CHECK(n.store_stats().buckets == 0);
+  n.stop();  // the bucket actor unlinks the file before it stops
+  CHECK(count_buckets(dir.path()) == 0);
+}
+
+// Buckets of two 16 KiB values each (52 KiB on disk: header, two 20 KiB records,
+// index, footer) under a 300 KiB quota, with 64 KiB kept for the bucket being
+// written: four buckets fit, a fifth does not.
+node_config small_quota(const std::filesystem::path& dir, const char* policy) {
+  auto config = store_config(dir);
+  config.storage.bucket_keys_limit = 2;
+  config.storage.bucket_size_limit = 64 << 10;
+  config.storage.max_total_size = 300 << 10;
+  config.storage.eviction = policy;
+  return config;
+}
+
+TEST_CASE("fifo eviction drops the oldest bucket and says which keys went") {
+  test::temp_dir dir;
+  node n{small_quota(dir.path(), "fifo")};
+  eviction_log evicted;
+  n.on_evicted([&](std::vector<std::string> keys) { evicted.add(std::move(keys)); });
+  std::vector<std::vector<std::string>> buckets;
+  for (int b = 0; b < 6; ++b) {
+    buckets.push_back(make_keys("fifo-" + std::to_string(b) + "-", 2));
+    for (const auto& s : put_all(n, buckets.back(), 16 << 10)) CHECK(s.ok());
+  }
+  REQUIRE(evicted.wait_for(4));
+  std::sort(evicted.keys.begin(), evicted.keys.end());
+  auto oldest = buckets[0];
+  oldest.insert(oldest.end(), buckets[1].begin(), buckets[1].end());
+  CHECK(evicted.keys == oldest);
+  CHECK(n.read_values({buckets[0][0]})[0].status.error == key_error::not_found);
+  check_values(n, buckets[5], 16 << 10);
+  const auto stats = n.store_stats();
+  CHECK(stats.file_bytes + (64 << 10) <= stats.quota_bytes);
+  CHECK(stats.evicted_buckets == 2);
+}
+
+TEST_CASE("lru eviction spares the bucket read most recently") {
+  test::temp_dir dir;
+  node n{small_quota(dir.path(), "lru")};
+  eviction_log evicted;
+  n.on_evicted([&](std::vector<std::string> keys) { evicted.add(std::move(keys)); });
+  std::vector<std::vector<std::string>> buckets;
+  for (int b = 0; b < 4; ++b) {
+    buckets.push_back(make_keys("lru-" + std::to_string(b) + "-", 2));
+    for (const auto& s : put_all(n, buckets.back(), 16 << 10)) CHECK(s.ok());
+  }
+  check_values(n, buckets[0], 16 << 10);  // bucket 0 is now the most recently read
+  buckets.push_back(make_keys("lru-4-", 2));
+  for (const auto& s : put_all(n, buckets.back(), 16 << 10)) CHECK(s.ok());
+  REQUIRE(evicted.wait_for(2));
+  std::sort(evicted.keys.begin(), evicted.keys.end());
+  CHECK(evicted.keys == buckets[1]);
+  check_values(n, buckets[0], 16 << 10);
+}
+
+TEST_CASE("a full disk fails the put cleanly, publishes nothing, and serving goes on") {
+  test::temp_dir dir;
+  const auto mount_point = dir.path() / "small";
+  std::filesystem::create_directory(mount_point);
+  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    MESSAGE("skipped: this machine refuses to mount a tmpfs (", std::strerror(errno), ")");
+    return;
+  }
+  struct unmount_at_end {
+    std::filesystem::path path;
+    ~unmount_at_end() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mount_point};
+  auto config = store_config(mount_point);
+  config.storage.max_total_size = 64 << 20;  // the quota must not stop it first
+  node n{config};
+  const auto fits = make_keys("fits-", 2);
+  for (const auto& s : put_all(n, fits, 100 << 10)) CHECK(s.ok());
+  const auto too_much = make_keys("too-much-", 10);
+  const auto statuses = put_all(n, too_much, 100 << 10);
+  std::size_t failed = 0;
+  for (const auto& s : statuses) {
+    if (s.ok()) continue;
+    CHECK(s.error == key_error::no_space);
+    CHECK(s.sys_errno == ENOSPC);
+    ++failed;
+  }
+  CHECK(failed == too_much.size());  // one bucket: all of it fails together
+  CHECK(n.exists(too_much) == std::vector<std::uint8_t>(too_much.size(), 0));
+  check_values(n, fits, 100 << 10);
+  for (const auto& e : std::filesystem::directory_iterator{mount_point})
+    CHECK_MESSAGE(e.path().extension() != ".tmp", e.path());
+
+  CHECK(n.remove(fits) == 2);
+  n.stop();  // waits for every actor: the emptied bucket's file is gone, space is back
+  node again{config};
+  const auto later = make_keys("later-", 3);
+  for (const auto& s : put_all(again, later, 100 << 10)) CHECK(s.ok());
+  check_values(again, later, 100 << 10);
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

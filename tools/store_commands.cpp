@@ -1,0 +1,135 @@
+// `spillway put`, `get`, `gen` and `inspect`: the bucket store from the shell, on the
+// data dir of a config file or of --data-dir, while no node runs there (the data dir
+// lock says so if one does). put/get/gen start an embedded node: the normal put path,
+// the normal checks.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "runtime/data_dir_lock.hpp"
+#include "runtime/generated_value.hpp"
+#include "runtime/node.hpp"
+#include "runtime/store_inspection.hpp"
+#include "tools/commands.hpp"
+
+namespace spillway {
+namespace {
+
+std::string read_input(const std::string& file) {
+  if (file == "-") return {std::istreambuf_iterator<char>{std::cin}, {}};
+  std::ifstream in{file, std::ios::binary};
+  if (!in) throw std::runtime_error(file + ": cannot read");
+  return {std::istreambuf_iterator<char>{in}, {}};
+}
+
+void draw_progress(std::uint64_t done, std::uint64_t total, double gbps) {
+  constexpr int width = 30;
+  const int filled = total ? static_cast<int>(width * done / total) : width;
+  std::fprintf(stderr, "\r[%s%s] %3d%% %llu/%llu keys %.2f GB/s",
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
+               total ? static_cast<int>(100 * done / total) : 100,
+               static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+               gbps);
+}
+
+}  // namespace
+
+int run_put(const node_config& config, const std::string& key, const std::string& file) {
+  node store{config};
+  auto result = store.put({key}, {read_input(file)});
+  store.flush();
+  const auto status = result.get().at(0);
+  if (status.ok()) return 0;
+  std::cerr << "spillway put: " << key << ": " << to_string(status) << "\n";
+  return 1;
+}
+
+int run_get(const node_config& config, const std::string& key) {
+  node store{config};
+  const auto result = store.read_values({key}).at(0);
+  if (!result.status.ok()) {
+    std::cerr << "spillway get: " << key << ": " << to_string(result.status) << "\n";
+    return 1;
+  }
+  std::cout.write(result.value.data(), static_cast<std::streamsize>(result.value.size()));
+  return std::cout.good() ? 0 : 1;
+}
+
+int run_gen(const node_config& config, const gen_options& gen) {
+  node store{config};
+  // A few puts in flight keep the writer busy while the next batch is generated.
+  constexpr std::size_t puts_in_flight = 4;
+  const std::uint64_t per_put = std::max<std::uint64_t>(1, (16u << 20) / std::max<std::uint64_t>(gen.size, 1));
+  struct batch {
+    std::vector<std::string> keys;
+    std::future<std::vector<key_status>> result;
+  };
+  std::deque<batch> in_flight;
+  std::uint64_t acked = 0, failed = 0, done = 0;
+  const bool terminal = ::isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto settle_oldest = [&] {
+    auto b = std::move(in_flight.front());
+    in_flight.pop_front();
+    const auto statuses = b.result.get();
+    for (std::size_t i = 0; i < statuses.size(); ++i) {
+      if (!statuses[i].ok()) {
+        if (failed++ == 0) std::cerr << "spillway gen: " << b.keys[i] << ": " << to_string(statuses[i]) << "\n";
+        continue;
+      }
+      ++acked;
+      if (gen.log_acked) std::cout << "acked " << b.keys[i] << "\n";
+    }
+    if (gen.log_acked) std::cout.flush();
+    done += statuses.size();
+    if (terminal) draw_progress(done, gen.count, done * gen.size / seconds() / 1e9);
+  };
+  for (std::uint64_t next = 0; next < gen.count;) {
+    batch b;
+    std::vector<std::string> values;
+    for (std::uint64_t end = std::min(gen.count, next + per_put); next < end; ++next) {
+      b.keys.push_back(generated_key(gen.prefix, next));
+      values.push_back(generated_value(gen.size, gen.seed, b.keys.back()));
+    }
+    b.result = store.put(b.keys, std::move(values));
+    in_flight.push_back(std::move(b));
+    if (in_flight.size() > puts_in_flight) settle_oldest();
+  }
+  store.flush();
+  while (!in_flight.empty()) settle_oldest();
+  if (terminal) std::fputc('\n', stderr);
+  const double bytes = static_cast<double>(acked * gen.size);
+  std::printf("wrote %llu keys, %.0f bytes in %.3f s: %.2f GB/s\n",
+              static_cast<unsigned long long>(acked), bytes, seconds(), bytes / seconds() / 1e9);
+  return failed == 0 ? 0 : 1;
+}
+
+int run_inspect(const node_config& config, bool verify) {
+  const data_dir_lock lock{config.storage.data_dir};  // no node may write meanwhile
+  const auto r = inspect_store(config.storage.data_dir, verify);
+  std::printf("buckets %llu\nrecords %llu\nkeys %llu\nfile bytes %llu\nlive bytes %llu\n"
+              "garbage bytes %llu\n",
+              static_cast<unsigned long long>(r.buckets), static_cast<unsigned long long>(r.records),
+              static_cast<unsigned long long>(r.keys), static_cast<unsigned long long>(r.file_bytes),
+              static_cast<unsigned long long>(r.live_bytes),
+              static_cast<unsigned long long>(r.garbage_bytes));
+  for (const auto& f : r.unsealed) std::printf("unsealed %s (recovery removes it)\n", f.c_str());
+  for (const auto& d : r.damaged) std::printf("damaged %s\n", d.c_str());
+  for (const auto& b : r.bad_records)
+    std::printf("bad record: bucket %s key '%s' offset %llu: %s\n", b.bucket_file.c_str(),
+                b.key.c_str(), static_cast<unsigned long long>(b.offset), b.problem.c_str());
+  if (verify) std::printf("verified: %zu bad records\n", r.bad_records.size());
+  return r.bad_records.empty() && r.damaged.empty() ? 0 : 1;
+}
+
+}  // namespace spillway

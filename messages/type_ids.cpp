@@ -6,6 +6,7 @@
 #include "messages/node.hpp"
 #include "messages/reader.hpp"
 #include "messages/store.hpp"
+#include "messages/transfer.hpp"
 
 namespace spillway {
 

@@ -22,6 +22,8 @@ struct put_reply;
 struct reader_stats;
 struct resolve_reply;
 struct sealed_bucket;
+struct segment_descriptor;
+struct transfer_peer_info;
 void register_message_types(caf::actor_system_config& config);
 }  // namespace spillway
 
@@ -32,6 +34,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, evict_atom, "evict")
   CAF_ADD_ATOM(spillway, spillway, evicted_atom, "evicted")
   CAF_ADD_ATOM(spillway, spillway, exists_atom, "exists")
+  CAF_ADD_ATOM(spillway, spillway, transfer_atom, "transfer")
+  CAF_ADD_ATOM(spillway, spillway, post_atom, "post")
+  CAF_ADD_ATOM(spillway, spillway, describe_atom, "describe")
+  CAF_ADD_ATOM(spillway, spillway, checksum_atom, "checksum")
   CAF_ADD_TYPE_ID(spillway, (spillway::reader_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::node_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::put_reply))
@@ -41,4 +47,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::catalog_stats))
   CAF_ADD_TYPE_ID(spillway, (std::vector<std::string>))
   CAF_ADD_TYPE_ID(spillway, (std::vector<std::uint8_t>))
+  CAF_ADD_TYPE_ID(spillway, (spillway::segment_descriptor))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::segment_descriptor>))
+  CAF_ADD_TYPE_ID(spillway, (spillway::transfer_peer_info))
 CAF_END_TYPE_ID_BLOCK(spillway)

@@ -57,15 +57,15 @@ struct transfer_request {
   std::uint64_t length = 0;
 };
 
-// One piece of a request as a transport moves it. `batch` and `request` say whose it
-// is; the transport fills in `status`. Slices live in a slicer's pool and are reused.
+// One piece of a request as a transport moves it; `request` says whose it is (in the
+// batch of its group) and the transport fills in `status`. Slices live in a slicer's
+// pool and are reused.
 struct slice {
   transfer_op op = transfer_op::write;
   std::uint8_t attempts = 0;  // sends so far, the first included
   transfer_status status;
   std::uint32_t length = 0;   // at most slice_size + fragment_limit (<= 128 MiB)
   std::uint32_t request = 0;  // index in its batch
-  std::uint64_t batch = 0;
   std::byte* local = nullptr;
   std::uint64_t segment = 0;
   std::uint64_t offset = 0;

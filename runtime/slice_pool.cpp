@@ -11,6 +11,7 @@ slice_pool::slice_pool(std::size_t groups, std::size_t watermark)
   for (std::size_t g = 0; g < groups; ++g) {
     auto& group = groups_[g];
     group.items.reserve(watermark);
+    group.limit = watermark;
     group.storage = slices_.get() + g * watermark;
     group.pooled = true;
     free_.push_back(&group);

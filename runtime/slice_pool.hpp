@@ -15,9 +15,11 @@
 namespace spillway {
 
 struct slice_group {
-  std::vector<slice*> items;  // capacity `watermark`, reserved once
+  std::vector<slice*> items;  // capacity `limit`, reserved once
+  std::size_t limit = 0;      // the watermark: a full group is posted at once
   slice* storage = nullptr;   // pooled: this group's own `watermark` slices
   bool pooled = false;
+  std::uint64_t batch = 0;    // the slicer's batch every slice of the group belongs to
   std::uint32_t lane = 0;     // index of the lane it was last posted to
   // Set by the transport when it starts the first slice: "on the wire" for the bench.
   transfer_clock::time_point started{};
@@ -27,7 +29,7 @@ struct slice_group {
     items.push_back(storage + items.size());
     return *items.back();
   }
-  bool full() const { return items.size() == items.capacity(); }
+  bool full() const { return items.size() == limit; }
 };
 
 class slice_pool {

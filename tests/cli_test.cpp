@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "config/config.hpp"
+#include "runtime/generated_value.hpp"
 #include "runtime/rdma_devices.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
@@ -125,6 +127,71 @@ TEST_CASE("doctor exits 0 on a runnable config and prints one line per check") {
   const auto r = run_spillway({"doctor", "-c", serve_config(dir)});
   CHECK(r.exit_code == 0);
   CHECK(count_lines(r.out) >= 9);
+}
+
+TEST_CASE("put then get returns the bytes, and a missing key is a one-line error") {
+  test::temp_dir dir;
+  const auto data = (dir.path() / "data").string();
+  std::string value(300000, '\0');
+  for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>(i * 7);
+  const auto file = write_file(dir, "value.bin", value);
+  CHECK(run_spillway({"put", "kv/layer-0", file, "--data-dir", data}).exit_code == 0);
+  const auto got = run_spillway({"get", "kv/layer-0", "--data-dir", data});
+  CHECK(got.exit_code == 0);
+  CHECK(got.out == value);
+  const auto missing = run_spillway({"get", "kv/absent", "--data-dir", data});
+  CHECK(missing.exit_code == 1);
+  CHECK(count_lines(missing.err) == 1);
+  CHECK(missing.err.find("kv/absent") != std::string::npos);
+  CHECK(missing.err.find("not_found") != std::string::npos);
+}
+
+TEST_CASE("gen writes through the put path and inspect --verify finds every record sound") {
+  test::temp_dir dir;
+  const auto data = (dir.path() / "data").string();
+  const auto gen = run_spillway({"gen", "--count", "30", "--size", "48KiB", "--seed", "9",
+                                 "--data-dir", data});
+  CHECK(gen.exit_code == 0);
+  CHECK(gen.out.find("wrote 30 keys") != std::string::npos);
+  CHECK(run_spillway({"gen", "--count", "1", "--size", "lots", "--data-dir", data}).exit_code == 2);
+  const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data});
+  CHECK(inspect.exit_code == 0);
+  CHECK(inspect.out.find("keys 30\n") != std::string::npos);
+  CHECK(inspect.out.find("verified: 0 bad records") != std::string::npos);
+  const auto got = run_spillway({"get", "gen-0000000007", "--data-dir", data});
+  CHECK(got.out == generated_value(48 << 10, 9, "gen-0000000007"));
+}
+
+TEST_CASE("inspect --verify names a damaged record, and get names the corrupt key") {
+  test::temp_dir dir;
+  const auto data = dir.path() / "data";
+  CHECK(run_spillway({"put", "victim", write_file(dir, "v", std::string(10000, 'v')),
+                      "--data-dir", data.string()}).exit_code == 0);
+  std::filesystem::path bucket;
+  for (const auto& e : std::filesystem::directory_iterator{data})
+    if (e.path().extension() == ".bucket") bucket = e.path();
+  {
+    std::fstream f{bucket, std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(4096 + 24 + 6 + 100);  // the header page, the record header, the key, 100 bytes
+    f.put('w');
+  }
+  const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data.string()});
+  CHECK(inspect.exit_code == 1);
+  CHECK(inspect.out.find(bucket.filename().string()) != std::string::npos);
+  CHECK(inspect.out.find("key 'victim' offset 4096") != std::string::npos);
+  const auto get = run_spillway({"get", "victim", "--data-dir", data.string()});
+  CHECK(get.exit_code == 1);
+  CHECK(get.out.empty());
+  CHECK(get.err.find("victim: corrupt") != std::string::npos);
+}
+
+TEST_CASE("the store commands refuse a data dir that a running node holds") {
+  test::temp_dir dir;
+  test::child_process serve{{SPILLWAY_BINARY, "serve", "-c", serve_config(dir)}};
+  REQUIRE_MESSAGE(serve.wait_for_stderr("serving", std::chrono::seconds(30)), serve.err());
+  const auto r = run_spillway({"inspect", "--data-dir", (dir.path() / "data").string()});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("in use by another spillway process") != std::string::npos);
 }
 
 }  // TEST_SUITE

@@ -81,14 +81,30 @@ bool child_process::read_some(std::chrono::milliseconds limit) {
   return true;
 }
 
-bool child_process::wait_for_stderr(std::string_view needle, std::chrono::milliseconds limit) {
+template <class Done>
+bool child_process::read_until(Done done, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (err_.find(needle) == std::string::npos) {
+  while (!done()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 || !read_some(left)) return false;
   }
   return true;
+}
+
+bool child_process::wait_for_stderr(std::string_view needle, std::chrono::milliseconds limit) {
+  return read_until([&] { return err_.find(needle) != std::string::npos; }, limit);
+}
+
+bool child_process::wait_for_stdout(std::string_view needle, std::size_t count,
+                                    std::chrono::milliseconds limit) {
+  auto occurrences = [&] {
+    std::size_t n = 0;
+    for (auto at = out_.find(needle); at != std::string::npos; at = out_.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  return read_until([&] { return occurrences() >= count; }, limit);
 }
 
 void child_process::send_signal(int signal) {

@@ -22,6 +22,10 @@ public:
   // output or `limit` passed first. A bound for a hung child, not a synchronisation.
   bool wait_for_stderr(std::string_view needle, std::chrono::milliseconds limit);
 
+  // The same for stdout, until `needle` occurs `count` times.
+  bool wait_for_stdout(std::string_view needle, std::size_t count,
+                       std::chrono::milliseconds limit);
+
   void send_signal(int signal);
 
   // Reads everything the child still writes, then reaps it; returns the exit code
@@ -33,6 +37,8 @@ public:
 
 private:
   bool read_some(std::chrono::milliseconds limit);  // false once both pipes are closed
+  template <class Done>
+  bool read_until(Done done, std::chrono::milliseconds limit);
 
   pid_t pid_ = -1;
   int out_fd_ = -1;

@@ -1,0 +1,17 @@
+// The `local` transport: the caller and the segment share one address space, so a
+// slice is one memcpy, after the owner's bounds check like any other transport's.
+#pragma once
+
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "messages/transfer.hpp"
+#include "runtime/segment.hpp"
+
+namespace spillway {
+
+transport_actor spawn_local_transport(caf::actor_system& system,
+                                      std::shared_ptr<const segment_table> segments);
+
+}  // namespace spillway

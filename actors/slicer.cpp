@@ -1,0 +1,279 @@
+// State chart, per batch:  cutting --last slice posted--> in flight --last slice
+// done--> answered. The slicer cuts batches in arrival order; in `watermark` mode it
+// posts a group the moment `watermark` slices are in it and pauses when its pool is
+// lent out, resuming as groups come back. In `naive` mode it allocates every slice on
+// its own and cuts the whole batch before posting any (the seed PR's "before").
+//
+// A group comes back with a status per slice: successes and final errors settle their
+// requests; retryable failures stay in the group, which goes again to the next lane.
+#include "actors/slicer.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+
+#include <caf/actor_system.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+namespace spillway {
+namespace {
+
+struct batch_state {
+  caf::typed_response_promise<transfer_reply> promise;
+  transfer_batch requests;
+  transfer_reply reply;
+  std::vector<std::uint64_t> slices_left;  // per request; 0 once settled
+  std::size_t requests_left = 0;
+  std::size_t cut_request = 0;             // the cursor: next byte to cut
+  std::uint64_t cut_offset = 0;
+  transfer_clock::time_point submitted;
+  transfer_clock::time_point first_started = transfer_clock::time_point::max();
+};
+
+struct slicer_state {
+  slicer_options options;
+  std::vector<transport_actor> lanes;
+  std::vector<segment_descriptor> segments;
+  std::shared_ptr<slice_pool> pool;
+  std::unordered_map<std::uint64_t, batch_state> batches;
+  std::deque<std::uint64_t> cutting;  // batches not fully cut, oldest first
+  std::uint64_t next_batch = 1;
+  std::uint32_t next_lane = 0;
+  bool pumping = false;
+  static inline const char* name = "slicer";
+};
+
+using slicer_pointer = slicer_actor::stateful_pointer<slicer_state>;
+
+std::uint64_t nanoseconds_between(transfer_clock::time_point from,
+                                  transfer_clock::time_point to) {
+  return static_cast<std::uint64_t>(
+    std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
+}
+
+const segment_descriptor* find_segment(const std::vector<segment_descriptor>& segments,
+                                       std::uint64_t id) {
+  for (const auto& s : segments)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+// Checks each request against its segment and counts its slices; a rejected or empty
+// request is settled at once and never cut.
+void open_batch(batch_state& b, const slicer_state& st) {
+  const auto n = b.requests.size();
+  b.reply.statuses.resize(n);
+  b.slices_left.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& q = b.requests[r];
+    const auto error = check_bounds(find_segment(st.segments, q.segment), q.offset, q.length);
+    b.reply.statuses[r].error = error;
+    if (error != transfer_error::none) continue;
+    b.slices_left[r] = slice_count(q.length, st.options.rules);
+    b.reply.slices += b.slices_left[r];
+    if (b.slices_left[r] != 0) ++b.requests_left;
+  }
+}
+
+// Moves the cursor past settled requests; false once the whole batch is cut.
+bool more_to_cut(batch_state& b) {
+  while (b.cut_request < b.requests.size() && b.cut_offset == 0 &&
+         b.slices_left[b.cut_request] == 0)
+    ++b.cut_request;
+  return b.cut_request < b.requests.size();
+}
+
+void cut_one(batch_state& b, const slicing_rules& rules, slice& out) {
+  const auto& q = b.requests[b.cut_request];
+  const auto length = next_slice_length(q.length - b.cut_offset, rules);
+  out.op = q.op;
+  out.attempts = 0;
+  out.status = {};
+  out.length = static_cast<std::uint32_t>(length);
+  out.request = static_cast<std::uint32_t>(b.cut_request);
+  out.local = static_cast<std::byte*>(q.local) + b.cut_offset;
+  out.segment = q.segment;
+  out.offset = q.offset + b.cut_offset;
+  b.cut_offset += length;
+  if (b.cut_offset == q.length) {
+    ++b.cut_request;
+    b.cut_offset = 0;
+  }
+}
+
+void settle_slice(batch_state& b, const slice& s) {
+  if (!s.status.ok()) b.reply.statuses[s.request] = s.status;  // the last error wins
+  if (--b.slices_left[s.request] == 0) --b.requests_left;
+}
+
+void recycle(slicer_state& st, slice_group* group) {
+  if (group->pooled) {
+    st.pool->give_back(group);
+    return;
+  }
+  for (auto* s : group->items) delete s;
+  delete group;
+}
+
+void on_returned(slicer_pointer self, slice_group* group);
+
+// Every slice of a group whose lane has gone fails over as if its connection dropped.
+void on_lane_lost(slicer_pointer self, slice_group* group, const transport_actor& lane) {
+  auto& lanes = self->state.lanes;
+  lanes.erase(std::remove(lanes.begin(), lanes.end(), lane), lanes.end());
+  for (auto* s : group->items) s->status = {transfer_error::unavailable, 0};
+  on_returned(self, group);
+}
+
+// Hands a group to a lane: the next one in turn, or for a retry the one after the lane
+// that failed it. With no lane left, the group comes straight back as unavailable.
+void post(slicer_pointer self, slice_group* group, bool retry) {
+  auto& st = self->state;
+  for (auto* s : group->items) ++s->attempts;
+  if (st.lanes.empty()) {
+    for (auto* s : group->items) s->status = {transfer_error::unavailable, 0};
+    on_returned(self, group);
+    return;
+  }
+  const auto lane_index = (retry ? group->lane + 1 : st.next_lane++) % st.lanes.size();
+  group->lane = static_cast<std::uint32_t>(lane_index);
+  const auto lane = st.lanes[lane_index];
+  self->request(lane, caf::infinite, post_atom_v, slice_group_ref{group, st.pool})
+    .then([self](slice_group_ref& ref) { on_returned(self, ref.group); },
+          [self, group, lane](caf::error&) { on_lane_lost(self, group, lane); });
+}
+
+void finish_batch(slicer_pointer self, std::uint64_t id) {
+  auto& b = self->state.batches.at(id);
+  if (b.first_started != transfer_clock::time_point::max())
+    b.reply.first_slice_ns = nanoseconds_between(b.submitted, b.first_started);
+  b.promise.deliver(std::move(b.reply));
+  self->state.batches.erase(id);
+}
+
+// Cuts groups for the oldest batches while the pool has some; a group goes to a lane
+// the moment it holds `watermark` slices (or its batch's last ones).
+void pump(slicer_pointer self) {
+  auto& st = self->state;
+  if (st.pumping) return;  // a group that came straight back re-entered us
+  st.pumping = true;
+  while (!st.cutting.empty()) {
+    auto* group = st.pool->take();
+    if (group == nullptr) break;  // resumed by on_returned
+    const auto id = st.cutting.front();
+    auto& b = st.batches.at(id);
+    const auto start = transfer_clock::now();
+    group->batch = id;
+    while (!group->full() && more_to_cut(b)) cut_one(b, st.options.rules, group->append());
+    if (!more_to_cut(b)) st.cutting.pop_front();
+    b.reply.slicing_ns += nanoseconds_between(start, transfer_clock::now());
+    post(self, group, false);  // may settle and erase b when no lane is left
+  }
+  st.pumping = false;
+}
+
+// The naive contender: every slice on its own heap allocation, no tail merge (its
+// rules say so), the whole batch cut before the first group is posted.
+void cut_naive(slicer_pointer self, std::uint64_t id) {
+  auto& st = self->state;
+  auto& b = st.batches.at(id);
+  const auto start = transfer_clock::now();
+  std::vector<slice_group*> groups;
+  while (more_to_cut(b)) {
+    if (groups.empty() || groups.back()->full()) {
+      auto* group = new slice_group;
+      group->limit = st.options.watermark;
+      group->items.reserve(group->limit);
+      group->batch = id;
+      groups.push_back(group);
+    }
+    auto* s = new slice;
+    cut_one(b, st.options.rules, *s);
+    groups.back()->items.push_back(s);
+  }
+  b.reply.slicing_ns = nanoseconds_between(start, transfer_clock::now());
+  for (auto* group : groups) post(self, group, false);
+}
+
+// Settles what succeeded or failed for good; what may pass on another lane goes again.
+void on_returned(slicer_pointer self, slice_group* group) {
+  auto& st = self->state;
+  const auto id = group->batch;
+  auto& b = st.batches.at(id);
+  b.first_started = std::min(b.first_started, group->started);
+  std::size_t kept = 0;
+  for (auto* s : group->items) {
+    if (!s->status.ok() && retryable(s->status.error) && s->attempts <= st.options.retries &&
+        !st.lanes.empty()) {
+      s->status = {};
+      group->items[kept++] = s;
+      continue;
+    }
+    settle_slice(b, *s);
+    if (!group->pooled) delete s;
+  }
+  group->items.resize(kept);  // shrinks: allocates nothing
+  if (kept > 0)
+    post(self, group, true);
+  else
+    recycle(st, group);
+  if (b.requests_left == 0) finish_batch(self, id);
+  pump(self);
+}
+
+caf::typed_response_promise<transfer_reply> start_batch(slicer_pointer self,
+                                                        transfer_batch& requests) {
+  auto& st = self->state;
+  const auto id = st.next_batch++;
+  auto& b = st.batches[id];
+  b.submitted = transfer_clock::now();
+  b.requests = std::move(requests);
+  b.promise = self->make_response_promise<transfer_reply>();
+  auto answer = b.promise;  // returning it only says "answered later"
+  open_batch(b, st);
+  if (b.requests_left == 0) {
+    finish_batch(self, id);
+  } else if (st.options.naive) {
+    cut_naive(self, id);
+  } else {
+    st.cutting.push_back(id);
+    pump(self);
+  }
+  return answer;
+}
+
+slicer_actor::behavior_type slicer(slicer_pointer self, slicer_options options,
+                                   std::vector<transport_actor> lanes,
+                                   std::vector<segment_descriptor> segments) {
+  auto& st = self->state;
+  st.pool = std::make_shared<slice_pool>(options.pool_groups, options.watermark);
+  st.options = options;
+  st.lanes = std::move(lanes);
+  st.segments = std::move(segments);
+  return {
+    [self](transfer_atom, transfer_batch& requests) { return start_batch(self, requests); },
+    [self](caf::update_atom, std::vector<segment_descriptor>& segments) {
+      self->state.segments = std::move(segments);
+    },
+  };
+}
+
+}  // namespace
+
+slicer_options slicer_options_from(const transfer_section& transfer) {
+  slicer_options options;
+  options.naive = transfer.slicing == "naive";
+  options.rules = {transfer.slice_size, transfer.fragment_limit, !options.naive};
+  options.watermark = transfer.watermark;
+  options.retries = static_cast<std::uint32_t>(transfer.retries);
+  return options;
+}
+
+slicer_actor spawn_slicer(caf::actor_system& system, slicer_options options,
+                          std::vector<transport_actor> lanes,
+                          std::vector<segment_descriptor> segments) {
+  return system.spawn(slicer, options, std::move(lanes), std::move(segments));
+}
+
+}  // namespace spillway

@@ -1,0 +1,77 @@
+// The transfer engine's protocols (DESIGN.md "Transfer"). A caller asks a slicer to
+// move a batch of requests and gets one status per request. The slicer hands slice
+// groups to transports (one actor per lane or QP) and gets each group back with a
+// status per slice. A segment's owner answers `describe` with its segments and data
+// port, which is how peers exchange descriptors, and `checksum` over a range, which
+// is how tests and the bench verify bytes that went to another process.
+//
+// Groups and batches carry raw pointers into this process's memory, so those two
+// messages are local only; the owner's protocol crosses the network.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/type_ids.hpp"
+#include "runtime/segment.hpp"
+#include "runtime/slice.hpp"
+#include "runtime/slice_pool.hpp"
+
+namespace spillway {
+
+// A group lent to a transport until it answers with the same reference. `pool` keeps
+// the slicer's pool alive while a lane still holds one of its groups at shutdown.
+struct slice_group_ref {
+  slice_group* group = nullptr;
+  std::shared_ptr<slice_pool> pool;
+};
+
+using transfer_batch = std::vector<transfer_request>;
+
+// One status per request, in order, and what the bench reports about the batch.
+struct transfer_reply {
+  std::vector<transfer_status> statuses;
+  std::uint64_t slices = 0;
+  std::uint64_t slicing_ns = 0;      // time spent cutting and posting
+  std::uint64_t first_slice_ns = 0;  // submit -> a transport starts the first slice
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, transfer_reply& x) {
+  return f(x.statuses, x.slices, x.slicing_ns, x.first_slice_ns);
+}
+
+// What a segment owner tells a peer: its segments, and where its tcp lanes connect.
+struct transfer_peer_info {
+  std::vector<segment_descriptor> segments;
+  std::uint16_t data_port = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, transfer_peer_info& x) {
+  return f(caf::meta::type_name("transfer_peer_info"), x.segments, x.data_port);
+}
+
+using transport_actor =
+  caf::typed_actor<caf::replies_to<post_atom, slice_group_ref>::with<slice_group_ref>>;
+
+// update: the peer's segments, which the slicer checks every request against.
+using slicer_actor =
+  caf::typed_actor<caf::replies_to<transfer_atom, transfer_batch>::with<transfer_reply>,
+                   caf::reacts_to<caf::update_atom, std::vector<segment_descriptor>>>;
+
+// checksum(segment, offset, length): crc32c of that range, or an error.
+using transfer_host_actor = caf::typed_actor<
+  caf::replies_to<describe_atom>::with<transfer_peer_info>,
+  caf::replies_to<checksum_atom, std::uint64_t, std::uint64_t, std::uint64_t>::with<
+    std::uint32_t>>;
+
+}  // namespace spillway
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(spillway::slice_group_ref)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(spillway::transfer_batch)

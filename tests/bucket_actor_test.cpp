@@ -1,0 +1,87 @@
+// The bucket actor under the deterministic scheduler: deletion waits for pins by
+// message, never by a wait loop.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/bucket.hpp"
+#include "tests/det_fixture.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+struct bucket_fixture : test::det_fixture {
+  test::temp_dir dir;
+  std::filesystem::path path = dir.path() / "0001000000000007.bucket";
+  bucket_actor bucket;
+
+  bucket_fixture() {
+    std::ofstream{path} << std::string(8192, 'b');
+    bucket = spawn_bucket(system, 7, path, false);
+    sched.run();
+  }
+
+  ~bucket_fixture() {
+    caf::anon_send_exit(bucket, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  pinned_file pin(std::uint32_t n) {
+    auto handle = self->request(bucket, caf::infinite, pin_atom_v, n);
+    sched.run();
+    pinned_file file;
+    handle.receive([&](pinned_file& f) { file = f; },
+                   [&](caf::error& err) { FAIL("pin: " << to_string(err)); });
+    return file;
+  }
+};
+
+TEST_SUITE("bucket") {
+
+TEST_CASE_FIXTURE(bucket_fixture, "pin hands out the open file") {
+  const auto file = pin(1);
+  CHECK(file.fd >= 0);
+  CHECK(file.bucket_id == 7);
+  CHECK(file.direct);  // /var/tmp takes O_DIRECT on this machine's filesystems
+}
+
+TEST_CASE_FIXTURE(bucket_fixture, "an evicted bucket's file stays until its last pin goes") {
+  pin(2);
+  caf::anon_send(bucket, evict_atom_v);
+  sched.run();
+  CHECK(std::filesystem::exists(path));
+  caf::anon_send(bucket, unpin_atom_v, 1u);
+  sched.run();
+  CHECK(std::filesystem::exists(path));
+  caf::anon_send(bucket, unpin_atom_v, 1u);
+  sched.run();
+  CHECK(!std::filesystem::exists(path));
+}
+
+TEST_CASE_FIXTURE(bucket_fixture, "an unpinned bucket's file goes as soon as it is evicted") {
+  pin(1);
+  caf::anon_send(bucket, unpin_atom_v, 1u);
+  caf::anon_send(bucket, evict_atom_v);
+  sched.run();
+  CHECK(!std::filesystem::exists(path));
+}
+
+TEST_CASE_FIXTURE(bucket_fixture, "refused O_DIRECT falls back to a buffered file") {
+  auto buffered = spawn_bucket(system, 8, path, true);
+  sched.run();
+  auto handle = self->request(buffered, caf::infinite, pin_atom_v, 1u);
+  sched.run();
+  handle.receive([&](pinned_file& f) { CHECK(!f.direct); CHECK(f.fd >= 0); },
+                 [&](caf::error& err) { FAIL("pin: " << to_string(err)); });
+  caf::anon_send_exit(buffered, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

@@ -65,7 +65,7 @@ TEST_CASE("a missing config file is a one-line error and exit 2") {
   CHECK(r.out.empty());
 }
 
-TEST_CASE("an invalid config names file, line, column and key, and exits 2") {
+TEST_CASE("an invalid config names file and line and column and key and exits 2") {
   test::temp_dir dir;
   const auto path = write_file(dir, "bad.toml", "[read]\nwindow = 0\n");
   const auto r = run_spillway({"doctor", "-c", path});
@@ -129,7 +129,7 @@ TEST_CASE("doctor exits 0 on a runnable config and prints one line per check") {
   CHECK(count_lines(r.out) >= 9);
 }
 
-TEST_CASE("put then get returns the bytes, and a missing key is a one-line error") {
+TEST_CASE("put then get returns the bytes and a missing key is a one-line error") {
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
   std::string value(300000, '\0');
@@ -162,7 +162,7 @@ TEST_CASE("gen writes through the put path and inspect --verify finds every reco
   CHECK(got.out == generated_value(48 << 10, 9, "gen-0000000007"));
 }
 
-TEST_CASE("inspect --verify names a damaged record, and get names the corrupt key") {
+TEST_CASE("inspect --verify names a damaged record and get names the corrupt key") {
   test::temp_dir dir;
   const auto data = dir.path() / "data";
   CHECK(run_spillway({"put", "victim", write_file(dir, "v", std::string(10000, 'v')),

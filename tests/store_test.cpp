@@ -281,7 +281,7 @@ TEST_CASE("lru eviction spares the bucket read most recently") {
   check_values(n, buckets[0], 16 << 10);
 }
 
-TEST_CASE("a full disk fails the put cleanly, publishes nothing, and serving goes on") {
+TEST_CASE("a full disk fails the put cleanly and publishes nothing and serving goes on") {
   test::temp_dir dir;
   const auto mount_point = dir.path() / "small";
   std::filesystem::create_directory(mount_point);

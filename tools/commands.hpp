@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 
@@ -27,5 +29,32 @@ int run_put(const node_config& config, const std::string& key, const std::string
 int run_get(const node_config& config, const std::string& key);
 int run_gen(const node_config& config, const gen_options& options);
 int run_inspect(const node_config& config, bool verify);
+
+// Benchmarks (tools/bench_*.cpp). Rates are GB/s (10^9 bytes per second).
+struct bench_write_options {
+  std::vector<std::uint64_t> object_sizes{1887436, 131072};  // 1.8 MiB and 128 KiB
+  std::uint64_t total = 2ull << 30;                          // bytes per run
+  unsigned runs = 3;
+  bool fio = true;
+  std::string json;                                          // file for --json, or ""
+  std::filesystem::path dir = "/var/tmp";                    // on the disk under test
+};
+int run_bench_write(const bench_write_options& options);
+
+struct bench_store_options {
+  std::uint64_t keys = 1000000;
+  std::uint64_t buckets = 10000;
+  std::filesystem::path dir = "/var/tmp";
+};
+int run_bench_store(const bench_store_options& options);
+
+// A process that owns one segment and serves it over tcp (tools/transfer_peer.cpp).
+struct transfer_peer_options {
+  std::string host = "127.0.0.1";
+  std::uint64_t segment_size = 64ull << 20;
+  std::uint64_t drop_lane_after = 0;  // faults, counted in slices served; 0 = off
+  std::uint64_t kill_after = 0;
+};
+int run_transfer_peer(const transfer_peer_options& options);
 
 }  // namespace spillway

@@ -101,6 +101,30 @@ int main(int argc, char** argv) {
   inspect->add_flag("--verify", verify, "Read every record and check its crc");
   add_store_options(inspect, source);
 
+  auto* bench = app.add_subcommand("bench", "Measure against the machine's limits");
+  bench->require_subcommand(1);
+  spillway::bench_write_options write_opts;
+  auto* bench_write = bench->add_subcommand("write", "Puts into the disk, against fio");
+  bench_write->add_option("--object-size", write_opts.object_sizes, "Value bytes, each a row");
+  bench_write->add_option("--total", write_opts.total, "Bytes written per run");
+  bench_write->add_option("--runs", write_opts.runs, "Interleaved runs (median)");
+  bench_write->add_flag("!--no-fio", write_opts.fio, "Skip the fio limit");
+  bench_write->add_option("--json", write_opts.json, "Also write the figures here");
+  bench_write->add_option("--dir", write_opts.dir, "Where to write (default /var/tmp)");
+  spillway::bench_store_options store_opts;
+  auto* bench_store = bench->add_subcommand("store", "Catalog bytes per key, recovery time");
+  bench_store->add_option("--keys", store_opts.keys, "Keys in the catalog");
+  bench_store->add_option("--buckets", store_opts.buckets, "Bucket files to recover");
+  bench_store->add_option("--dir", store_opts.dir, "Where to write (default /var/tmp)");
+  spillway::transfer_peer_options peer_opts;
+  std::string peer_size = "64MiB";
+  auto* peer = app.add_subcommand("transfer-peer", "Serve one segment over tcp (tests, bench)");
+  peer->add_option("--segment-size", peer_size, "Segment bytes: 64MiB, 1GiB, ...")
+    ->check(CLI::Validator(check_size, "SIZE"));
+  peer->add_option("--host", peer_opts.host, "Address to listen on (default 127.0.0.1)");
+  peer->add_option("--drop-lane-after", peer_opts.drop_lane_after, "Fault: drop a lane");
+  peer->add_option("--kill-after", peer_opts.kill_after, "Fault: SIGKILL itself");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -120,6 +144,12 @@ int main(int argc, char** argv) {
       return spillway::run_gen(store_node(source), gen_opts);
     }
     if (*inspect) return spillway::run_inspect(store_node(source), verify);
+    if (*bench_write) return spillway::run_bench_write(write_opts);
+    if (*bench_store) return spillway::run_bench_store(store_opts);
+    if (*peer) {
+      peer_opts.segment_size = *spillway::parse_size(peer_size);
+      return spillway::run_transfer_peer(peer_opts);
+    }
     return 0;
   } catch (const spillway::config_error& e) {
     std::cerr << e.what() << "\n";

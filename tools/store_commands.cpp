@@ -16,6 +16,7 @@
 #include "runtime/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/store_inspection.hpp"
+#include "tools/bench_util.hpp"
 #include "tools/commands.hpp"
 
 namespace spillway {
@@ -62,55 +63,84 @@ int run_get(const node_config& config, const std::string& key) {
   return std::cout.good() ? 0 : 1;
 }
 
-int run_gen(const node_config& config, const gen_options& gen) {
-  node store{config};
-  // A few puts in flight keep the writer busy while the next batch is generated.
-  constexpr std::size_t puts_in_flight = 4;
-  const std::uint64_t per_put = std::max<std::uint64_t>(1, (16u << 20) / std::max<std::uint64_t>(gen.size, 1));
+namespace {
+
+// The puts of `spillway gen`, a few in flight so that the writer stays busy while the
+// next batch is generated, and answered oldest first.
+class gen_pipeline {
+public:
+  gen_pipeline(node& store, const gen_options& gen) : store_(store), gen_(gen) {}
+
+  void put(std::vector<std::string> keys, std::vector<std::string> values) {
+    auto result = store_.put(keys, std::move(values));
+    in_flight_.push_back({std::move(keys), std::move(result)});
+    if (in_flight_.size() > puts_in_flight) settle_oldest();
+  }
+
+  // Flushes, then waits for every put; returns how many keys failed.
+  std::uint64_t finish() {
+    store_.flush();
+    while (!in_flight_.empty()) settle_oldest();
+    if (terminal_) std::fputc('\n', stderr);
+    return failed_;
+  }
+
+  std::uint64_t acked() const { return acked_; }
+  double seconds() const { return clock_.seconds(); }
+
+private:
+  static constexpr std::size_t puts_in_flight = 4;
+
   struct batch {
     std::vector<std::string> keys;
     std::future<std::vector<key_status>> result;
   };
-  std::deque<batch> in_flight;
-  std::uint64_t acked = 0, failed = 0, done = 0;
-  const bool terminal = ::isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  auto settle_oldest = [&] {
-    auto b = std::move(in_flight.front());
-    in_flight.pop_front();
+
+  void settle_oldest() {
+    auto b = std::move(in_flight_.front());
+    in_flight_.pop_front();
     const auto statuses = b.result.get();
     for (std::size_t i = 0; i < statuses.size(); ++i) {
-      if (!statuses[i].ok()) {
-        if (failed++ == 0) std::cerr << "spillway gen: " << b.keys[i] << ": " << to_string(statuses[i]) << "\n";
-        continue;
+      if (statuses[i].ok()) {
+        ++acked_;
+        if (gen_.log_acked) std::cout << "acked " << b.keys[i] << "\n";
+      } else if (failed_++ == 0) {
+        std::cerr << "spillway gen: " << b.keys[i] << ": " << to_string(statuses[i]) << "\n";
       }
-      ++acked;
-      if (gen.log_acked) std::cout << "acked " << b.keys[i] << "\n";
     }
-    if (gen.log_acked) std::cout.flush();
-    done += statuses.size();
-    if (terminal) draw_progress(done, gen.count, done * gen.size / seconds() / 1e9);
-  };
-  for (std::uint64_t next = 0; next < gen.count;) {
-    batch b;
-    std::vector<std::string> values;
-    for (std::uint64_t end = std::min(gen.count, next + per_put); next < end; ++next) {
-      b.keys.push_back(generated_key(gen.prefix, next));
-      values.push_back(generated_value(gen.size, gen.seed, b.keys.back()));
-    }
-    b.result = store.put(b.keys, std::move(values));
-    in_flight.push_back(std::move(b));
-    if (in_flight.size() > puts_in_flight) settle_oldest();
+    if (gen_.log_acked) std::cout.flush();
+    done_ += statuses.size();
+    if (terminal_) draw_progress(done_, gen_.count, done_ * gen_.size / seconds() / 1e9);
   }
-  store.flush();
-  while (!in_flight.empty()) settle_oldest();
-  if (terminal) std::fputc('\n', stderr);
-  const double bytes = static_cast<double>(acked * gen.size);
+
+  node& store_;
+  const gen_options& gen_;
+  std::deque<batch> in_flight_;
+  std::uint64_t acked_ = 0, failed_ = 0, done_ = 0;
+  bool terminal_ = ::isatty(STDERR_FILENO);
+  bench::stopwatch clock_;
+};
+
+}  // namespace
+
+int run_gen(const node_config& config, const gen_options& gen) {
+  node store{config};
+  gen_pipeline pipeline{store, gen};
+  // Puts of about 16 MiB: big enough to stream, small enough to keep several going.
+  const std::uint64_t per_put = std::max<std::uint64_t>(1, (16u << 20) / std::max(gen.size, 1ul));
+  for (std::uint64_t next = 0; next < gen.count;) {
+    std::vector<std::string> keys, values;
+    for (const auto end = std::min(gen.count, next + per_put); next < end; ++next) {
+      keys.push_back(generated_key(gen.prefix, next));
+      values.push_back(generated_value(gen.size, gen.seed, keys.back()));
+    }
+    pipeline.put(std::move(keys), std::move(values));
+  }
+  const auto failed = pipeline.finish();
+  const double bytes = static_cast<double>(pipeline.acked() * gen.size);
   std::printf("wrote %llu keys, %.0f bytes in %.3f s: %.2f GB/s\n",
-              static_cast<unsigned long long>(acked), bytes, seconds(), bytes / seconds() / 1e9);
+              static_cast<unsigned long long>(pipeline.acked()), bytes, pipeline.seconds(),
+              bytes / pipeline.seconds() / 1e9);
   return failed == 0 ? 0 : 1;
 }
 

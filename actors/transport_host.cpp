@@ -1,0 +1,37 @@
+#include "actors/transport_host.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/sec.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "runtime/crc32c.hpp"
+
+namespace spillway {
+namespace {
+
+transfer_host_actor::behavior_type transport_host(std::shared_ptr<const segment_table> segments,
+                                                  std::uint16_t data_port) {
+  return {
+    [segments, data_port](describe_atom) {
+      return transfer_peer_info{segments->list(), data_port};
+    },
+    [segments](checksum_atom, std::uint64_t segment, std::uint64_t offset,
+               std::uint64_t length) -> caf::result<std::uint32_t> {
+      std::byte* where = nullptr;
+      const auto error = segments->resolve(segment, offset, length, where);
+      if (error != transfer_error::none)
+        return caf::make_error(caf::sec::invalid_argument, to_string(transfer_status{error, 0}));
+      return crc32c(where, length);
+    },
+  };
+}
+
+}  // namespace
+
+transfer_host_actor spawn_transport_host(caf::actor_system& system,
+                                         std::shared_ptr<const segment_table> segments,
+                                         std::uint16_t data_port) {
+  return system.spawn(transport_host, std::move(segments), data_port);
+}
+
+}  // namespace spillway

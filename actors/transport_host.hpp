@@ -1,0 +1,20 @@
+// The owner's side of the control channel: tells peers its segments and data port
+// (descriptor exchange by message) and checksums ranges so that tests and the bench
+// can verify bytes that went to another process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "messages/transfer.hpp"
+#include "runtime/segment.hpp"
+
+namespace spillway {
+
+transfer_host_actor spawn_transport_host(caf::actor_system& system,
+                                         std::shared_ptr<const segment_table> segments,
+                                         std::uint16_t data_port);
+
+}  // namespace spillway

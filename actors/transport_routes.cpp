@@ -1,0 +1,73 @@
+#include "actors/transport_routes.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "actors/local_transport.hpp"
+#include "actors/slicer.hpp"
+#include "actors/tcp_transport.hpp"
+
+namespace spillway {
+namespace {
+
+void spawn_slicers(caf::actor_system& system, const transfer_section& transfer,
+                   transfer_route& route) {
+  const auto count = std::max<std::uint64_t>(transfer.slicers, 1);  // 0: not resolved
+  for (std::uint64_t i = 0; i < count; ++i)
+    route.slicers.push_back(spawn_slicer(system, slicer_options_from(transfer), route.lanes,
+                                         route.peer.segments));
+}
+
+transfer_peer_info describe(caf::actor_system& system, const transfer_host_actor& host,
+                            std::chrono::milliseconds timeout) {
+  caf::scoped_actor self{system};
+  transfer_peer_info info;
+  caf::error failure;
+  self->request(host, timeout, describe_atom_v)
+    .receive([&](transfer_peer_info& answer) { info = std::move(answer); },
+             [&](caf::error& err) { failure = std::move(err); });
+  if (failure) throw std::runtime_error("describe: " + system.render(failure));
+  return info;
+}
+
+}  // namespace
+
+transfer_route open_local_route(caf::actor_system& system, const transfer_section& transfer,
+                                std::shared_ptr<const segment_table> segments) {
+  transfer_route route;
+  route.peer.segments = segments->list();
+  route.lanes.push_back(spawn_local_transport(system, std::move(segments)));
+  spawn_slicers(system, transfer, route);
+  return route;
+}
+
+transfer_route open_tcp_route(caf::actor_system& system, const transfer_section& transfer,
+                              const std::string& host, std::uint16_t control_port) {
+  auto remote = system.middleman().remote_actor<transfer_host_actor>(host, control_port);
+  if (!remote)
+    throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
+                             ": " + system.render(remote.error()));
+  const std::chrono::milliseconds timeout{transfer.slice_timeout_ms};
+  transfer_route route;
+  route.host = *remote;
+  route.peer = describe(system, route.host, timeout);
+  for (std::uint64_t i = 0; i < transfer.tcp_lanes; ++i)
+    route.lanes.push_back(spawn_tcp_transport(system, host, route.peer.data_port, timeout));
+  spawn_slicers(system, transfer, route);
+  return route;
+}
+
+void close_route(transfer_route& route) {
+  for (const auto& s : route.slicers) caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
+  for (const auto& l : route.lanes) caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
+  route.slicers.clear();
+  route.lanes.clear();
+  route.host = nullptr;
+}
+
+}  // namespace spillway

@@ -1,0 +1,43 @@
+// A route: what it takes to move data to one peer. The slicers callers submit
+// batches to, the lanes they share, and the peer's descriptors. For `tcp` the
+// descriptors and the data port come from the peer's transfer host, by message.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "config/config.hpp"
+#include "messages/transfer.hpp"
+#include "runtime/segment.hpp"
+
+namespace spillway {
+
+struct transfer_route {
+  std::vector<slicer_actor> slicers;    // transfer.slicers of them, sharing the lanes
+  std::vector<transport_actor> lanes;
+  transfer_peer_info peer;
+  transfer_host_actor host;             // tcp: the peer's control actor
+  std::size_t next_slicer = 0;
+
+  // The slicer for the next batch, in turn.
+  const slicer_actor& pick() { return slicers[next_slicer++ % slicers.size()]; }
+};
+
+// Memory in this process: one local lane over `segments`.
+transfer_route open_local_route(caf::actor_system& system, const transfer_section& transfer,
+                                std::shared_ptr<const segment_table> segments);
+
+// The peer whose transfer host is published on host:control_port: asks it for its
+// descriptors and data port, then opens transfer.tcp_lanes lanes. Throws
+// std::runtime_error when the peer cannot be reached or does not answer.
+transfer_route open_tcp_route(caf::actor_system& system, const transfer_section& transfer,
+                              const std::string& host, std::uint16_t control_port);
+
+// Stops the route's slicers and lanes.
+void close_route(transfer_route& route);
+
+}  // namespace spillway

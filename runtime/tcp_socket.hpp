@@ -1,0 +1,40 @@
+// The few socket calls the tcp transport needs, with errors as errno values rather
+// than exceptions: a dropped connection is an everyday event for a lane.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace spillway {
+
+// Owns a file descriptor; closes it once.
+class unique_fd {
+public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) : fd_(fd) {}
+  unique_fd(unique_fd&& other) noexcept : fd_(other.release()) {}
+  unique_fd& operator=(unique_fd&& other) noexcept;
+  ~unique_fd() { reset(); }
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  int release();
+  void reset(int fd = -1);
+
+private:
+  int fd_ = -1;
+};
+
+// A connected TCP socket with TCP_NODELAY, or an empty one and `error` set.
+unique_fd connect_tcp(const std::string& host, std::uint16_t port, int& error);
+
+// A listening socket on host:port (0 = any free port); throws std::system_error.
+unique_fd listen_tcp(const std::string& host, std::uint16_t port);
+std::uint16_t local_port(int fd);
+
+// Blocking full transfers: false on EOF or error (errno says which; 0 for EOF).
+bool send_all(int fd, const void* data, std::size_t size);
+bool recv_all(int fd, void* data, std::size_t size);
+
+}  // namespace spillway

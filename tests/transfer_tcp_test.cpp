@@ -1,0 +1,176 @@
+// The tcp transport between two real processes: this test process cuts and sends,
+// a `spillway transfer-peer` child owns the segment. Bytes are verified by the
+// peer's checksum message; faults are the peer's own (a lane dropped, SIGKILL) or
+// hostile frames written on raw sockets.
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+
+#include <csignal>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/transport_routes.hpp"
+#include "runtime/crc32c.hpp"
+#include "runtime/tcp_frame.hpp"
+#include "runtime/tcp_socket.hpp"
+#include "tests/subprocess.hpp"
+
+namespace spillway {
+namespace {
+
+constexpr auto peer_start_limit = std::chrono::seconds(20);
+
+std::uint64_t number_after(const std::string& text, const std::string& key) {
+  return std::stoull(text.substr(text.find(key) + key.size()));
+}
+
+struct tcp_peer_fixture {
+  test::child_process peer;
+  caf::actor_system_config config;
+  caf::actor_system system;
+  std::uint16_t data_port = 0;
+  std::uint64_t segment = 0;
+  transfer_route route;
+
+  explicit tcp_peer_fixture(std::vector<std::string> flags = {},
+                            transfer_section transfer = tcp_section())
+      : peer(peer_command(std::move(flags))), system(prepare(config)) {
+    REQUIRE(peer.wait_for_stderr("transfer-peer ready", peer_start_limit));
+    const auto control = static_cast<std::uint16_t>(number_after(peer.err(), "control="));
+    data_port = static_cast<std::uint16_t>(number_after(peer.err(), "data="));
+    segment = number_after(peer.err(), "segment=");
+    route = open_tcp_route(system, transfer, "127.0.0.1", control);
+  }
+  ~tcp_peer_fixture() { close_route(route); }
+
+  static transfer_section tcp_section() {
+    transfer_section transfer;
+    transfer.slicers = 1;
+    transfer.slice_timeout_ms = 600000;  // a test that waited on it would hang, not pass
+    return transfer;
+  }
+
+  transfer_reply run(transfer_batch batch) {
+    caf::scoped_actor self{system};
+    transfer_reply reply;
+    self->request(route.pick(), caf::infinite, transfer_atom_v, std::move(batch))
+      .receive([&](transfer_reply& r) { reply = std::move(r); },
+               [&](caf::error& err) { FAIL(system.render(err)); });
+    return reply;
+  }
+
+  std::uint32_t peer_checksum(std::uint64_t offset, std::uint64_t length) {
+    caf::scoped_actor self{system};
+    std::uint32_t crc = 0;
+    self->request(route.host, std::chrono::seconds(60), checksum_atom_v, segment, offset, length)
+      .receive([&](std::uint32_t c) { crc = c; },
+               [&](caf::error& err) { FAIL(system.render(err)); });
+    return crc;
+  }
+
+private:
+  static std::vector<std::string> peer_command(std::vector<std::string> flags) {
+    std::vector<std::string> argv{SPILLWAY_BINARY, "transfer-peer", "--segment-size", "700MB"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    return argv;
+  }
+  static caf::actor_system_config& prepare(caf::actor_system_config& config) {
+    config.load<caf::io::middleman>();
+    register_message_types(config);
+    return config;
+  }
+};
+
+// Bytes that differ from case to case, so a transfer that did nothing cannot pass.
+std::vector<std::byte> pattern(std::size_t size, std::uint64_t seed) {
+  std::vector<std::byte> bytes(size);
+  std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (std::size_t i = 0; i + 8 <= size; i += 8) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    std::memcpy(&bytes[i], &x, 8);
+  }
+  return bytes;
+}
+
+// `count` equal chunks of `total` bytes, each its own request, back to back.
+transfer_batch chunked(transfer_op op, std::byte* local, std::uint64_t segment,
+                       std::uint64_t total, std::uint64_t count) {
+  transfer_batch batch(count);
+  const auto chunk = total / count;
+  for (std::uint64_t i = 0; i < count; ++i)
+    batch[i] = {op, local + i * chunk, segment, i * chunk, chunk};
+  return batch;
+}
+
+bool all_ok(const transfer_reply& reply) {
+  for (const auto& s : reply.statuses)
+    if (!s.ok()) return false;
+  return !reply.statuses.empty();
+}
+
+TEST_SUITE("transfer-tcp") {
+
+TEST_CASE("tcp moves every case of the table to another process") {
+  tcp_peer_fixture f;
+  const std::pair<std::uint64_t, std::uint64_t> cases[] = {
+    {200, 5000}, {200, 10000}, {300, 8000}, {400, 10000},
+    {500, 15000}, {600, 12000}, {700, 20000}, {700, 10000}};
+  for (const auto& [megabytes, count] : cases) {
+    CAPTURE(megabytes);
+    CAPTURE(count);
+    const std::uint64_t total = megabytes * 1000000 / count * count;
+    auto source = pattern(total, count + megabytes);
+    const auto reply = f.run(chunked(transfer_op::write, source.data(), f.segment, total, count));
+    CHECK(all_ok(reply));
+    CHECK(f.peer_checksum(0, total) == crc32c(source.data(), total));
+  }
+}
+
+TEST_CASE("tcp reads bring back what writes put") {
+  tcp_peer_fixture f;
+  const std::uint64_t total = 8 << 20;
+  auto source = pattern(total, 7);
+  std::vector<std::byte> back(total);
+  CHECK(all_ok(f.run(chunked(transfer_op::write, source.data(), f.segment, total, 300))));
+  CHECK(all_ok(f.run(chunked(transfer_op::read, back.data(), f.segment, total, 300))));
+  CHECK(std::memcmp(back.data(), source.data(), total) == 0);
+}
+
+TEST_CASE("tcp lane dropped by the peer mid-transfer: the batch completes on the others") {
+  tcp_peer_fixture f{{"--drop-lane-after", "300"}};
+  const std::uint64_t total = 200000000;
+  auto source = pattern(total, 3);
+  const auto reply = f.run(chunked(transfer_op::write, source.data(), f.segment, total, 5000));
+  CHECK(all_ok(reply));
+  CHECK(f.peer_checksum(0, total) == crc32c(source.data(), total));
+}
+
+TEST_CASE("tcp peer killed mid-transfer: requests fail fast with a named error") {
+  tcp_peer_fixture f{{"--kill-after", "300"}};
+  const std::uint64_t total = 200000000;
+  auto source = pattern(total, 4);
+  const auto reply = f.run(chunked(transfer_op::write, source.data(), f.segment, total, 5000));
+  std::size_t failed = 0;
+  for (const auto& s : reply.statuses) {
+    if (s.ok()) continue;
+    ++failed;
+    CHECK_MESSAGE((s.error == transfer_error::peer_unreachable ||
+                   s.error == transfer_error::lane_closed), to_string(s));
+  }
+  CHECK(failed > 0);
+  CHECK(f.peer.finish() == 128 + SIGKILL);
+}
+
+}  // TEST_SUITE
+
+}  // namespace
+}  // namespace spillway

@@ -1,0 +1,130 @@
+// `spillway bench write`: puts of generated values into the real disk through the
+// normal put path (writer, staging, io_uring, O_DIRECT, seal, fsync, publish),
+// against fio writing the same number of bytes sequentially with O_DIRECT, the runs
+// interleaved A B A B; medians and the median of the pairwise ratios.
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <future>
+
+#include "runtime/generated_value.hpp"
+#include "runtime/kernel_probe.hpp"
+#include "runtime/node.hpp"
+#include "tools/bench_util.hpp"
+#include "tools/commands.hpp"
+
+namespace spillway {
+namespace {
+
+// Values generated once per object size and copied before each run, outside the
+// timed part: put() consumes what it is given.
+struct dataset {
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+};
+
+dataset make_dataset(std::uint64_t object_size, std::uint64_t total) {
+  dataset d;
+  const auto count = std::max<std::uint64_t>(1, total / object_size);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    d.keys.push_back(generated_key("bench-", i));
+    d.values.push_back(generated_value(object_size, 1, d.keys.back()));
+  }
+  return d;
+}
+
+// One run of the put path into a fresh data dir; GB/s of value bytes.
+double spillway_run(const dataset& data, const std::filesystem::path& dir) {
+  std::filesystem::remove_all(dir);
+  auto config = load_config_text("", "bench");
+  config.storage.data_dir = dir.string();
+  config.node.listen = "";
+  config.node.log_level = "warn";
+  config.storage.max_total_size = 1ull << 40;
+  const std::size_t per_put = std::max<std::size_t>(1, (64u << 20) / data.values[0].size());
+  std::vector<std::vector<std::string>> keys, values;  // the batches, copied untimed
+  for (std::size_t at = 0; at < data.keys.size(); at += per_put) {
+    const auto end = std::min(data.keys.size(), at + per_put);
+    keys.emplace_back(data.keys.begin() + at, data.keys.begin() + end);
+    values.emplace_back(data.values.begin() + at, data.values.begin() + end);
+  }
+  double bytes = 0;
+  for (const auto& v : data.values) bytes += static_cast<double>(v.size());
+  node store{config};
+  bench::stopwatch clock;
+  std::vector<std::future<std::vector<key_status>>> results;
+  for (std::size_t b = 0; b < keys.size(); ++b)
+    results.push_back(store.put(std::move(keys[b]), std::move(values[b])));
+  store.flush();
+  for (auto& r : results)
+    for (const auto& s : r.get())
+      if (!s.ok()) throw std::runtime_error("bench write: a put failed: " + to_string(s));
+  const double seconds = clock.seconds();
+  store.stop();
+  std::filesystem::remove_all(dir);
+  return bytes / seconds / 1e9;
+}
+
+// fio writing the same bytes sequentially: 4 MiB blocks, 4 in flight (the writer's
+// staging slots), O_DIRECT, io_uring, an fsync at the end. The rate is fio's own
+// (bw_bytes), over its I/O alone: its start-up, about 0.3 s here, would otherwise
+// count against it. Ours includes every seal's fdatasync, so the ratio errs against
+// us. Its buffers come from the hugetlb pool when it has room (--mem=shmhuge): on this
+// kind of disk a write from scattered 4 KiB pages is split, and fio would measure its
+// buffer rather than the drive.
+double fio_run(std::uint64_t bytes, const std::filesystem::path& dir, bool hugepages) {
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "fio.dat";
+  const auto report = bench::capture(
+    "fio --output-format=json --name=write --filename=" + file.string() +
+    " --rw=write --bs=4M --iodepth=4 --ioengine=io_uring --direct=1 --fallocate=none"
+    " --end_fsync=1 --size=" + std::to_string(bytes) + (hugepages ? " --mem=shmhuge" : ""));
+  std::filesystem::remove_all(dir);
+  double best = 0;  // the write job's is the one rate that is not zero
+  for (auto at = report.find("\"bw_bytes\""); at != std::string::npos;
+       at = report.find("\"bw_bytes\"", at + 1))
+    best = std::max(best, std::strtod(report.c_str() + report.find(':', at) + 1, nullptr));
+  return best / 1e9;
+}
+
+bool hugepages_for_fio() {
+  constexpr std::uint64_t fio_buffer_bytes = 4 * (4u << 20);  // iodepth x bs
+  return probe_hugepages().hugetlb_free_bytes() >= fio_buffer_bytes;
+}
+
+}  // namespace
+
+int run_bench_write(const bench_write_options& options) {
+  const bool fio = options.fio && bench::on_path("fio");
+  if (options.fio && !fio) std::fprintf(stderr, "fio is not installed: no limit column\n");
+  const bool hugepages = fio && hugepages_for_fio();
+  if (fio) std::printf("fio buffers: %s\n", hugepages ? "hugepage" : "plain (no hugetlb pool)");
+  std::printf("%12s %12s %12s %12s\n", "object_size", "spillway", "fio", "spillway/fio");
+  std::string json = "{\"runs\": " + std::to_string(options.runs) + ", \"fio_buffers\": " +
+                     (!fio ? "null" : hugepages ? "\"hugepage\"" : "\"plain\"") +
+                     ", \"results\": [";
+  for (const auto size : options.object_sizes) {
+    const auto data = make_dataset(size, options.total);
+    const auto bytes = data.keys.size() * size;
+    std::vector<double> ours, limit, ratios;
+    for (unsigned run = 0; run < options.runs; ++run) {  // A B A B: the host's noise is shared
+      ours.push_back(spillway_run(data, options.dir / "spillway"));
+      if (!fio) continue;
+      limit.push_back(fio_run(bytes, options.dir / "fio", hugepages));
+      ratios.push_back(ours.back() / limit.back());
+    }
+    std::printf("%12llu %7.2f GB/s %7.2f GB/s %12.2f\n", static_cast<unsigned long long>(size),
+                bench::median(ours), bench::median(limit), bench::median(ratios));
+    if (json.back() == '}') json += ", ";
+    json += "{\"object_size\": " + std::to_string(size) +
+            ", \"spillway_gbps\": " + std::to_string(bench::median(ours)) +
+            ", \"fio_gbps\": " + std::to_string(bench::median(limit)) +
+            ", \"spillway_over_fio\": " + std::to_string(bench::median(ratios)) + "}";
+  }
+  if (!options.json.empty()) std::ofstream{options.json} << json << "]}\n";
+  return 0;
+}
+
+}  // namespace spillway

@@ -1,5 +1,5 @@
-// One event-based actor: it runs on CAF's scheduler, so deterministic tests drive it
-// like the slicer. memcpy cannot fail; the bounds check is the only error path.
+// An event-based actor: on CAF's scheduler, deterministic tests drive it like the
+// slicer. memcpy cannot fail; the bounds check is the only error path.
 #include "actors/local_transport.hpp"
 
 #include <cstring>
@@ -34,7 +34,9 @@ transport_actor::behavior_type local_transport(std::shared_ptr<const segment_tab
 }  // namespace
 
 transport_actor spawn_local_transport(caf::actor_system& system,
-                                      std::shared_ptr<const segment_table> segments) {
+                                      std::shared_ptr<const segment_table> segments,
+                                      bool own_thread) {
+  if (own_thread) return system.spawn<caf::detached>(local_transport, std::move(segments));
   return system.spawn(local_transport, std::move(segments));
 }
 

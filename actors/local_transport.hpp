@@ -11,7 +11,11 @@
 
 namespace spillway {
 
+// `own_thread`: detached, so the first group starts the moment it is posted instead of
+// waiting for a scheduler worker to steal it from the slicer's (routes use this);
+// deterministic tests spawn it on the scheduler.
 transport_actor spawn_local_transport(caf::actor_system& system,
-                                      std::shared_ptr<const segment_table> segments);
+                                      std::shared_ptr<const segment_table> segments,
+                                      bool own_thread = false);
 
 }  // namespace spillway

@@ -1,33 +1,39 @@
-// The reader's loop, shaped like liburing's examples: submit, wait, reap into a fixed
-// array, then act on what came back. Reads join this loop with the read path; today
-// the ring carries only the mailbox wakeup.
+// The reader's loop: run the ring once (fill the window, wait, handle completions),
+// send each batch what finished, and read the mailbox when the wakeup fired. Blocking
+// actors see exit_msg as ordinary mail (STACK.md 2.7): the loop ends on it.
 #include "actors/reader.hpp"
 
-#include <liburing.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include <caf/actor_system.hpp>
 #include <caf/blocking_actor.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
 #include <spdlog/spdlog.h>
-
-#include "messages/reader.hpp"
 
 namespace spillway {
 namespace {
 
-constexpr std::uint64_t wakeup_tag = 0;  // user_data of the eventfd read; reads use others
-constexpr unsigned reap_batch = 64;      // CQEs taken per peek
+// A batch waiting for results from this reader, and the results not yet sent to it.
+struct client_entry {
+  read_client client;
+  read_results outbox;
+  std::uint64_t outstanding = 0;
+};
 
 class reader : public caf::blocking_actor {
 public:
-  reader(caf::actor_config& cfg, std::uint32_t index, read_section config)
-      : blocking_actor(cfg), config_(std::move(config)) {
+  reader(caf::actor_config& cfg, std::uint32_t index, read_section config,
+         fault_section faults, registrar_actor registrar)
+      : blocking_actor(cfg), config_(std::move(config)), faults_(std::move(faults)),
+        registrar_(std::move(registrar)) {
     stats_.index = index;
     wakeup_fd_ = ::eventfd(0, EFD_CLOEXEC);
   }
@@ -45,80 +51,136 @@ public:
   void act() override {
     if (config_.engine == "uring" && wakeup_fd_ >= 0 && open_ring()) {
       run_ring();
-      io_uring_queue_exit(&ring_);
+      ring_.reset();  // waits for reads in flight, unregisters the buffers, exits the ring
+      return;
     }
-    if (running_) {
-      stats_.engine = "posix";
-      stats_.ring_flags = 0;
-      while (running_) serve_mail();
-    }
+    stats_.engine = "posix";
+    while (running_) serve_mail();
   }
 
 private:
-  // The ring is created here, in the reader's own thread: SINGLE_ISSUER binds it to
-  // the creating thread, and DEFER_TASKRUN runs completions only when we wait.
+  // Created here, in the reader's own thread: SINGLE_ISSUER binds the ring to it.
   bool open_ring() {
-    const unsigned entries = static_cast<unsigned>(config_.window) + 1;  // + the wakeup
-    io_uring_params params{};
-    params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-    int rc = io_uring_queue_init_params(entries, &ring_, &params);
-    if (rc == -EINVAL) {  // kernel older than 6.1: a plain ring does the same work
-      params = io_uring_params{};
-      rc = io_uring_queue_init_params(entries, &ring_, &params);
-    }
-    if (rc < 0) {
-      spdlog::warn("reader {}: io_uring unusable ({}), serving reads with preadv",
-                   stats_.index, strerrorname_np(-rc));
+    read_fault_rates rates;
+    if (faults_.enabled)
+      rates = {faults_.read_error_rate, faults_.short_read_rate,
+               faults_.ring_submit_failure_rate, faults_.seed + stats_.index};
+    ring_ = std::make_unique<read_ring>(
+      static_cast<unsigned>(config_.window), wakeup_fd_, rates,
+      [this](std::uint32_t client, std::uint32_t tag, int result) {
+        auto& c = clients_[client];
+        c.outbox.push_back({tag, result});
+        --c.outstanding;
+      });
+    if (const int rc = ring_->open(); rc < 0) {
+      spdlog::warn("reader {}: io_uring unusable ({}), reading with pread", stats_.index,
+                   strerrorname_np(-rc));
+      ring_.reset();
       return false;
     }
     stats_.engine = "io_uring";
-    stats_.ring_flags = params.flags;
+    stats_.ring_flags = ring_->flags();
+    caf::anon_send(registrar_, caf::join_atom_v, caf::actor_cast<reader_actor>(this));
     return true;
   }
 
-  void arm_wakeup() {
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never full: one slot is kept for it
-    io_uring_prep_read(sqe, wakeup_fd_, &wakeup_count_, sizeof wakeup_count_, 0);
-    io_uring_sqe_set_data64(sqe, wakeup_tag);
-  }
-
   void run_ring() {
-    arm_wakeup();
     while (running_) {
-      int rc = io_uring_submit_and_wait(&ring_, 1);
-      if (rc < 0 && rc != -EINTR) {
-        spdlog::error("reader {}: io_uring_submit_and_wait: {}, continuing with preadv",
-                      stats_.index, strerrorname_np(-rc));
-        return;
+      const auto resets = ring_->resets();
+      const bool woke = ring_->run_once();
+      send_results();
+      if (ring_->resets() != resets) {
+        spdlog::warn("reader {}: ring failed and was reset; asking for the table again",
+                     stats_.index);
+        caf::anon_send(registrar_, caf::join_atom_v, caf::actor_cast<reader_actor>(this));
       }
-      if (!reap()) continue;
+      if (!woke) continue;
       ++stats_.wakeups;
-      arm_wakeup();  // before draining: mail that lands meanwhile bumps the eventfd again
-      drain_mailbox();
+      for (bool more = true; more && running_;)
+        serve_mail(caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     }
   }
 
-  // Returns whether the mailbox woke us.
-  bool reap() {
-    io_uring_cqe* cqes[reap_batch];
-    bool woke = false;
-    unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, reap_batch);
-    for (unsigned i = 0; i < n; ++i)
-      woke |= io_uring_cqe_get_data64(cqes[i]) == wakeup_tag;
-    io_uring_cq_advance(&ring_, n);
-    return woke;
+  void send_results() {
+    for (auto& c : clients_) {
+      if (c.outbox.empty()) continue;
+      anon_send(c.client, read_done_atom_v, c.outbox);
+      c.outbox.clear();
+    }
   }
 
-  void drain_mailbox() {
-    for (bool more = true; more && running_;)
-      serve_mail(caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+  // The batch's slot in clients_, reused once it has nothing outstanding.
+  std::uint32_t client_slot(const read_client& client) {
+    for (std::uint32_t i = 0; i < clients_.size(); ++i)
+      if (clients_[i].client == client) return i;
+    for (std::uint32_t i = 0; i < clients_.size(); ++i)
+      if (clients_[i].outstanding == 0 && clients_[i].outbox.empty()) {
+        clients_[i].client = client;
+        return i;
+      }
+    clients_.push_back({client, {}, 0});
+    return static_cast<std::uint32_t>(clients_.size() - 1);
   }
 
-  // Blocking actors see exit_msg as ordinary mail and never stop by themselves
-  // (STACK.md 2.7): without the exit handler, shutting the node down would hang.
+  void accept(const read_client& client, const std::vector<read_item>& items) {
+    if (!ring_) return read_now(client, items);
+    const auto slot = client_slot(client);
+    clients_[slot].outstanding += items.size();
+    for (const auto& item : items) ring_->enqueue(item, slot);
+  }
+
+  // The posix engine: each read in turn, with pread.
+  void read_now(const read_client& client, const std::vector<read_item>& items) {
+    read_results results;
+    for (const auto& item : items) results.push_back({item.tag, pread_item(item)});
+    stats_.reads_plain += items.size();
+    anon_send(client, read_done_atom_v, std::move(results));
+  }
+
+  static int pread_item(const read_item& item) {
+    if (item.fault == fail_with_eio) return -EIO;
+    auto* target = reinterpret_cast<char*>(item.address);
+    std::uint64_t done = 0;
+    while (done < item.length) {
+      const ssize_t n = ::pread(item.fd, target + done, item.length - done,
+                                static_cast<off_t>(item.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return -errno;
+      if (n == 0) return -EIO;  // the file ends inside the record
+      done += static_cast<std::uint64_t>(n);
+    }
+    return static_cast<int>(done);
+  }
+
+  std::int32_t adopt(const buffer_table& table) {
+    if (!ring_) return EOPNOTSUPP;
+    const int rc = faults_.enabled && faults_.fail_registration
+                     ? -ENOMEM
+                     : ring_->adopt(table.source_ring_fd, table.addresses, table.sizes);
+    if (rc < 0 && stats_.registration_errno == 0)
+      spdlog::warn("reader {}: registering the arena failed ({}): reading through plain "
+                   "buffers", stats_.index, strerrorname_np(-rc));
+    stats_.registration_errno = -rc;
+    return -rc;
+  }
+
+  reader_stats current_stats() {
+    if (ring_) {
+      stats_.registered_chunks = ring_->registered_chunks();
+      stats_.reads_fixed = ring_->reads_fixed();
+      stats_.reads_plain = ring_->reads_plain();
+      stats_.ring_resets = ring_->resets();
+    }
+    return stats_;
+  }
+
   template <class... Timeout>
   void serve_mail(Timeout&&... timeout) {
-    receive([this](stats_atom) { return stats_; },
+    receive([this](stats_atom) { return current_stats(); },
+            [this](read_atom, const read_client& client, const std::vector<read_item>& items) {
+              accept(client, items);
+            },
+            [this](adopt_atom, const buffer_table& table) { return adopt(table); },
             [this](caf::exit_msg& msg) {
               running_ = false;
               fail_state(std::move(msg.reason));
@@ -127,18 +189,22 @@ private:
   }
 
   read_section config_;
+  fault_section faults_;
+  registrar_actor registrar_;
   reader_stats stats_;
   int wakeup_fd_ = -1;
-  std::uint64_t wakeup_count_ = 0;  // the eventfd read lands here
-  io_uring ring_{};
+  std::unique_ptr<read_ring> ring_;
+  std::vector<client_entry> clients_;
   bool running_ = true;
 };
 
 }  // namespace
 
-caf::actor spawn_reader(caf::actor_system& system, std::uint32_t index,
-                        const read_section& config) {
-  return system.spawn<reader>(index, config);
+reader_actor spawn_reader(caf::actor_system& system, std::uint32_t index,
+                          const read_section& config, const fault_section& faults,
+                          registrar_actor registrar) {
+  return caf::actor_cast<reader_actor>(
+    system.spawn<reader>(index, config, faults, std::move(registrar)));
 }
 
 }  // namespace spillway

@@ -1,8 +1,8 @@
-// A reader: a detached actor with its own thread and its own io_uring. Mail arrival
-// bumps an eventfd that the ring keeps a read posted on, so one
-// io_uring_submit_and_wait sleeps until either I/O completes or a message arrives
-// (STACK.md 2.8). Where io_uring is unusable, or read.engine = "posix", the same
-// actor serves the same messages from a plain blocking mailbox loop.
+// A reader: a detached actor with its own thread and its own io_uring (read_ring),
+// keeping up to read.window reads in flight across every batch it serves. Mail bumps
+// an eventfd that the ring keeps a read posted on, so one wait covers I/O and mail.
+// Where io_uring is unusable, or read.engine = "posix", the same actor answers the
+// same messages with pread.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +10,13 @@
 #include <caf/fwd.hpp>
 
 #include "config/config.hpp"
+#include "messages/read.hpp"
 
 namespace spillway {
 
-caf::actor spawn_reader(caf::actor_system& system, std::uint32_t index,
-                        const read_section& config);
+// The reader joins `registrar` for the arena's buffer table, and again after a reset.
+reader_actor spawn_reader(caf::actor_system& system, std::uint32_t index,
+                          const read_section& config, const fault_section& faults,
+                          registrar_actor registrar);
 
 }  // namespace spillway

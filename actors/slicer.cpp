@@ -59,29 +59,34 @@ const segment_descriptor* find_segment(const std::vector<segment_descriptor>& se
   return nullptr;
 }
 
-// Checks each request against its segment and counts its slices; a rejected or empty
-// request is settled at once and never cut.
-void open_batch(batch_state& b, const slicer_state& st) {
-  const auto n = b.requests.size();
-  b.reply.statuses.resize(n);
-  b.slices_left.resize(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto& q = b.requests[r];
-    const auto error = check_bounds(find_segment(st.segments, q.segment), q.offset, q.length);
-    b.reply.statuses[r].error = error;
-    if (error != transfer_error::none) continue;
-    b.slices_left[r] = slice_count(q.length, st.options.rules);
-    b.reply.slices += b.slices_left[r];
-    if (b.slices_left[r] != 0) ++b.requests_left;
-  }
+// Requests are checked when the cursor reaches them, not on arrival: a batch of
+// 20 000 must not wait for all of them to be checked before its first slice goes.
+void open_batch(batch_state& b) {
+  b.reply.statuses.resize(b.requests.size());
+  b.slices_left.resize(b.requests.size());
+  b.requests_left = b.requests.size();
 }
 
-// Moves the cursor past settled requests; false once the whole batch is cut.
-bool more_to_cut(batch_state& b) {
-  while (b.cut_request < b.requests.size() && b.cut_offset == 0 &&
-         b.slices_left[b.cut_request] == 0)
-    ++b.cut_request;
-  return b.cut_request < b.requests.size();
+// Checks the request under the cursor against its segment and counts its slices; a
+// rejected or empty one is settled at once and never cut.
+bool open_request(batch_state& b, const slicer_state& st) {
+  const auto r = b.cut_request;
+  const auto& q = b.requests[r];
+  const auto error = check_bounds(find_segment(st.segments, q.segment), q.offset, q.length);
+  b.reply.statuses[r].error = error;
+  b.slices_left[r] = error == transfer_error::none ? slice_count(q.length, st.options.rules) : 0;
+  b.reply.slices += b.slices_left[r];
+  if (b.slices_left[r] == 0) --b.requests_left;
+  return b.slices_left[r] != 0;
+}
+
+// Moves the cursor to the next byte to cut, opening requests on the way; false once
+// the whole batch is cut. An opened request has slices left until its last is cut.
+bool more_to_cut(batch_state& b, const slicer_state& st) {
+  for (; b.cut_request < b.requests.size(); ++b.cut_request)
+    if (b.cut_offset != 0 || b.slices_left[b.cut_request] != 0 || open_request(b, st))
+      return true;
+  return false;
 }
 
 void cut_one(batch_state& b, const slicing_rules& rules, slice& out) {
@@ -144,8 +149,9 @@ void post(slicer_pointer self, slice_group* group, bool retry) {
           [self, group, lane](caf::error&) { on_lane_lost(self, group, lane); });
 }
 
-void finish_batch(slicer_pointer self, std::uint64_t id) {
+void finish_if_done(slicer_pointer self, std::uint64_t id) {
   auto& b = self->state.batches.at(id);
+  if (b.requests_left != 0) return;
   if (b.first_started != transfer_clock::time_point::max())
     b.reply.first_slice_ns = nanoseconds_between(b.submitted, b.first_started);
   b.promise.deliver(std::move(b.reply));
@@ -165,10 +171,15 @@ void pump(slicer_pointer self) {
     auto& b = st.batches.at(id);
     const auto start = transfer_clock::now();
     group->batch = id;
-    while (!group->full() && more_to_cut(b)) cut_one(b, st.options.rules, group->append());
-    if (!more_to_cut(b)) st.cutting.pop_front();
+    while (!group->full() && more_to_cut(b, st)) cut_one(b, st.options.rules, group->append());
+    if (!more_to_cut(b, st)) st.cutting.pop_front();
     b.reply.slicing_ns += nanoseconds_between(start, transfer_clock::now());
-    post(self, group, false);  // may settle and erase b when no lane is left
+    if (group->items.empty()) {  // the batch's last requests were all rejected
+      recycle(st, group);
+      finish_if_done(self, id);
+    } else {
+      post(self, group, false);  // may settle and erase b when no lane is left
+    }
   }
   st.pumping = false;
 }
@@ -180,7 +191,7 @@ void cut_naive(slicer_pointer self, std::uint64_t id) {
   auto& b = st.batches.at(id);
   const auto start = transfer_clock::now();
   std::vector<slice_group*> groups;
-  while (more_to_cut(b)) {
+  while (more_to_cut(b, st)) {
     if (groups.empty() || groups.back()->full()) {
       auto* group = new slice_group;
       group->limit = st.options.watermark;
@@ -193,6 +204,7 @@ void cut_naive(slicer_pointer self, std::uint64_t id) {
     groups.back()->items.push_back(s);
   }
   b.reply.slicing_ns = nanoseconds_between(start, transfer_clock::now());
+  if (groups.empty()) finish_if_done(self, id);  // every request was rejected
   for (auto* group : groups) post(self, group, false);
 }
 
@@ -218,7 +230,7 @@ void on_returned(slicer_pointer self, slice_group* group) {
     post(self, group, true);
   else
     recycle(st, group);
-  if (b.requests_left == 0) finish_batch(self, id);
+  finish_if_done(self, id);
   pump(self);
 }
 
@@ -231,9 +243,9 @@ caf::typed_response_promise<transfer_reply> start_batch(slicer_pointer self,
   b.requests = std::move(requests);
   b.promise = self->make_response_promise<transfer_reply>();
   auto answer = b.promise;  // returning it only says "answered later"
-  open_batch(b, st);
-  if (b.requests_left == 0) {
-    finish_batch(self, id);
+  open_batch(b);
+  if (b.requests.empty()) {
+    finish_if_done(self, id);
   } else if (st.options.naive) {
     cut_naive(self, id);
   } else {

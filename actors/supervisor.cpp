@@ -1,16 +1,16 @@
 // State chart:  running --down_msg(reader)--> running (reader replaced)
-//               running --exit_msg--> exit sent to every reader, then gone
+//               running --get--> a batch actor answers in its place
+//               running --exit_msg--> exit sent to every service and reader, then gone
 #include "actors/supervisor.hpp"
 
 #include <chrono>
 #include <memory>
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "messages/reader.hpp"
+#include "actors/batch.hpp"
 
 namespace spillway {
 namespace {
@@ -18,10 +18,20 @@ namespace {
 struct supervisor_state {
   node_config config;
   reader_factory make_reader;
-  std::vector<caf::actor> readers;  // position = reader index
-  std::vector<caf::actor> services;
+  node_services services;
+  std::vector<reader_actor> readers;  // position = reader index
   std::uint64_t reader_restarts = 0;
   static inline const char* name = "supervisor";
+
+  std::vector<caf::actor> service_handles() const {
+    std::vector<caf::actor> all;
+    for (auto a : {caf::actor_cast<caf::actor>(services.writer),
+                   caf::actor_cast<caf::actor>(services.catalog),
+                   caf::actor_cast<caf::actor>(services.arena),
+                   caf::actor_cast<caf::actor>(services.registrar)})
+      if (a) all.push_back(std::move(a));
+    return all;
+  }
 };
 
 using supervisor_pointer = node_actor::stateful_pointer<supervisor_state>;
@@ -33,7 +43,7 @@ void start_reader(supervisor_pointer self, std::uint32_t index) {
 }
 
 void on_down(supervisor_pointer self, const caf::down_msg& msg) {
-  for (const auto& s : self->state.services)
+  for (const auto& s : self->state.service_handles())
     if (s.address() == msg.source)  // a bug, not a fault to repair: say it loudly
       spdlog::critical("a node service died ({}): the node no longer stores or serves keys",
                        to_string(msg.reason));
@@ -63,7 +73,7 @@ caf::typed_response_promise<node_stats> gather_stats(supervisor_pointer self) {
   const std::chrono::milliseconds timeout{self->state.config.cluster.request_timeout_ms};
   const auto& readers = self->state.readers;
   for (std::size_t index = 0; index < readers.size(); ++index)
-    self->request(caf::actor_cast<reader_actor>(readers[index]), timeout, stats_atom_v)
+    self->request(readers[index], timeout, stats_atom_v)
       .then(
         [p, index](reader_stats& s) {
           p->stats.readers[index] = std::move(s);
@@ -76,33 +86,39 @@ caf::typed_response_promise<node_stats> gather_stats(supervisor_pointer self) {
 }
 
 node_actor::behavior_type supervisor(supervisor_pointer self, node_config config,
-                                     reader_factory make_reader,
-                                     std::vector<caf::actor> services) {
+                                     reader_factory make_reader, node_services services) {
   auto& st = self->state;
   st.config = std::move(config);
   st.make_reader = std::move(make_reader);
   st.services = std::move(services);
-  for (const auto& s : st.services) self->monitor(s);
+  for (const auto& s : st.service_handles()) self->monitor(s);
   st.readers.resize(st.config.read.readers);
   for (std::uint32_t i = 0; i < st.readers.size(); ++i) start_reader(self, i);
   self->set_down_handler([self](caf::down_msg& msg) { on_down(self, msg); });
   self->set_exit_handler([self](caf::exit_msg& msg) {
-    for (auto* group : {&self->state.services, &self->state.readers})
-      for (auto& a : *group) {
-        self->demonitor(a);
-        self->send_exit(a, msg.reason);
-      }
+    auto all = self->state.service_handles();
+    for (const auto& r : self->state.readers) all.push_back(caf::actor_cast<caf::actor>(r));
+    for (auto& a : all) {
+      self->demonitor(a);
+      self->send_exit(a, msg.reason);
+    }
     self->quit(msg.reason);
   });
   return {
     [self](stats_atom) { return gather_stats(self); },
+    [self](caf::get_atom, std::vector<std::string>& keys) {
+      const auto& st = self->state;
+      auto b = spawn_batch(self->home_system(), {st.services.catalog, st.services.arena,
+                                                 st.readers, st.config.read, st.config.fault});
+      return self->delegate(b, caf::get_atom_v, std::move(keys));
+    },
   };
 }
 
 }  // namespace
 
 node_actor spawn_supervisor(caf::actor_system& system, node_config config,
-                            reader_factory make_reader, std::vector<caf::actor> services) {
+                            reader_factory make_reader, node_services services) {
   return system.spawn(supervisor, std::move(config), std::move(make_reader),
                       std::move(services));
 }

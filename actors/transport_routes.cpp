@@ -15,6 +15,9 @@
 namespace spillway {
 namespace {
 
+// A checksum reads the whole range on the peer: a 700 MB one takes a fraction of this.
+constexpr std::chrono::seconds checksum_timeout{60};
+
 void spawn_slicers(caf::actor_system& system, const transfer_section& transfer,
                    transfer_route& route) {
   const auto count = std::max<std::uint64_t>(transfer.slicers, 1);  // 0: not resolved
@@ -41,7 +44,7 @@ transfer_route open_local_route(caf::actor_system& system, const transfer_sectio
                                 std::shared_ptr<const segment_table> segments) {
   transfer_route route;
   route.peer.segments = segments->list();
-  route.lanes.push_back(spawn_local_transport(system, std::move(segments)));
+  route.lanes.push_back(spawn_local_transport(system, std::move(segments), true));
   spawn_slicers(system, transfer, route);
   return route;
 }
@@ -60,6 +63,18 @@ transfer_route open_tcp_route(caf::actor_system& system, const transfer_section&
     route.lanes.push_back(spawn_tcp_transport(system, host, route.peer.data_port, timeout));
   spawn_slicers(system, transfer, route);
   return route;
+}
+
+std::uint32_t range_checksum(caf::actor_system& system, const transfer_route& route,
+                             std::uint64_t segment, std::uint64_t offset,
+                             std::uint64_t length) {
+  caf::scoped_actor self{system};
+  std::uint32_t crc = 0;
+  caf::error failure;
+  self->request(route.host, checksum_timeout, checksum_atom_v, segment, offset, length)
+    .receive([&](std::uint32_t c) { crc = c; }, [&](caf::error& err) { failure = err; });
+  if (failure) throw std::runtime_error("checksum: " + system.render(failure));
+  return crc;
 }
 
 void close_route(transfer_route& route) {

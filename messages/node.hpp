@@ -1,15 +1,19 @@
 // The node actor's protocol: what embedders, operators' tools and peer nodes ask of a
 // node. Published on node.listen, so every type here is in the type-ID block.
+// get answers with addresses in the node's arena: it is for callers in this process.
 #pragma once
 
-#include <caf/typed_actor.hpp>
 #include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
+#include "messages/read.hpp"
 #include "messages/stats.hpp"
 #include "messages/type_ids.hpp"
 
 namespace spillway {
 
-using node_actor = caf::typed_actor<caf::replies_to<stats_atom>::with<node_stats>>;
+using node_actor = caf::typed_actor<
+  caf::replies_to<stats_atom>::with<node_stats>,
+  caf::replies_to<caf::get_atom, std::vector<std::string>>::with<get_reply>>;
 
 }  // namespace spillway

@@ -11,14 +11,20 @@ namespace spillway {
 
 struct reader_stats {
   std::uint32_t index = 0;
-  std::string engine;             // "io_uring" or "posix"
-  std::uint32_t ring_flags = 0;   // IORING_SETUP_* the ring was created with
-  std::uint64_t wakeups = 0;      // times the mailbox woke the ring
+  std::string engine;                  // "io_uring" or "posix"
+  std::uint32_t ring_flags = 0;        // IORING_SETUP_* the ring was created with
+  std::uint64_t wakeups = 0;           // times the mailbox woke the ring
+  std::uint64_t registered_chunks = 0; // arena chunks this ring reads into with read_fixed
+  std::int32_t registration_errno = 0; // why registration failed; 0 = it did not
+  std::uint64_t reads_fixed = 0;
+  std::uint64_t reads_plain = 0;
+  std::uint64_t ring_resets = 0;       // ring-level failures recovered from
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, reader_stats& x) {
-  return f(x.index, x.engine, x.ring_flags, x.wakeups);
+  return f(x.index, x.engine, x.ring_flags, x.wakeups, x.registered_chunks,
+           x.registration_errno, x.reads_fixed, x.reads_plain, x.ring_resets);
 }
 
 struct node_stats {
@@ -46,6 +52,21 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
   return f(x.keys, x.live_bytes, x.buckets, x.file_bytes, x.garbage_bytes, x.quota_bytes,
            x.evicted_buckets, x.evicted_keys);
+}
+
+struct arena_stats {
+  std::uint64_t size = 0;
+  std::uint64_t ready_bytes = 0;   // populated and allocatable
+  std::uint64_t free_bytes = 0;
+  std::uint64_t leases = 0;        // outstanding
+  std::uint64_t expired = 0;       // leases reclaimed by expiry
+  std::uint64_t huge_bytes = 0;    // backed by huge pages
+  std::string pages;               // hugetlb | thp | plain
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, arena_stats& x) {
+  return f(x.size, x.ready_bytes, x.free_bytes, x.leases, x.expired, x.huge_bytes, x.pages);
 }
 
 }  // namespace spillway

@@ -4,7 +4,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "messages/node.hpp"
-#include "messages/reader.hpp"
+#include "messages/read.hpp"
 #include "messages/store.hpp"
 #include "messages/transfer.hpp"
 

@@ -14,11 +14,17 @@ class actor_system_config;
 }
 
 namespace spillway {
+struct arena_grant;
+struct arena_stats;
+struct buffer_table;
 struct catalog_stats;
+struct get_reply;
 struct key_status;
 struct node_stats;
 struct pinned_file;
 struct put_reply;
+struct read_item;
+struct read_result;
 struct reader_stats;
 struct resolve_reply;
 struct sealed_bucket;
@@ -34,6 +40,12 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, evict_atom, "evict")
   CAF_ADD_ATOM(spillway, spillway, evicted_atom, "evicted")
   CAF_ADD_ATOM(spillway, spillway, exists_atom, "exists")
+  CAF_ADD_ATOM(spillway, spillway, read_atom, "read")
+  CAF_ADD_ATOM(spillway, spillway, read_done_atom, "readdone")
+  CAF_ADD_ATOM(spillway, spillway, adopt_atom, "adopt")
+  CAF_ADD_ATOM(spillway, spillway, alloc_atom, "alloc")
+  CAF_ADD_ATOM(spillway, spillway, ready_atom, "ready")
+  CAF_ADD_ATOM(spillway, spillway, release_atom, "release")
   CAF_ADD_ATOM(spillway, spillway, transfer_atom, "transfer")
   CAF_ADD_ATOM(spillway, spillway, post_atom, "post")
   CAF_ADD_ATOM(spillway, spillway, describe_atom, "describe")
@@ -47,6 +59,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::catalog_stats))
   CAF_ADD_TYPE_ID(spillway, (std::vector<std::string>))
   CAF_ADD_TYPE_ID(spillway, (std::vector<std::uint8_t>))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<std::uint64_t>))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::read_item>))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::read_result>))
+  CAF_ADD_TYPE_ID(spillway, (spillway::buffer_table))
+  CAF_ADD_TYPE_ID(spillway, (spillway::arena_grant))
+  CAF_ADD_TYPE_ID(spillway, (spillway::arena_stats))
+  CAF_ADD_TYPE_ID(spillway, (spillway::get_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::segment_descriptor))
   CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::segment_descriptor>))
   CAF_ADD_TYPE_ID(spillway, (spillway::transfer_peer_info))

@@ -7,6 +7,7 @@
 #include <sys/statvfs.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -21,8 +22,10 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/arena.hpp"
 #include "actors/catalog.hpp"
 #include "actors/reader.hpp"
+#include "actors/registrar.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/writer.hpp"
 #include "config/endpoint.hpp"
@@ -32,7 +35,6 @@
 #include "runtime/kernel_probe.hpp"
 #include "runtime/log.hpp"
 #include "runtime/rdma_devices.hpp"
-#include "runtime/record_reader.hpp"
 #include "runtime/recovery.hpp"
 
 namespace spillway {
@@ -45,6 +47,8 @@ struct node::impl {
   node_actor supervisor;
   catalog_actor catalog;
   writer_actor writer;
+  registrar_actor registrar;
+  arena_actor arena;
   std::vector<caf::actor> listeners;    // on_evicted callbacks
   std::uint16_t port = 0;
 
@@ -156,13 +160,22 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
   i.catalog = spawn_catalog(*i.system, cataloging, std::move(recovered));
   i.writer = spawn_writer(*i.system, writing, i.catalog);
-  const read_section read = c.read;
+  const auto chunks = static_cast<std::uint32_t>(
+    (c.read.arena_size + c.read.arena_chunk - 1) / c.read.arena_chunk);
+  i.registrar = spawn_registrar(*i.system, chunks);
+  try {
+    i.arena = spawn_arena(*i.system, c.read, i.registrar);
+  } catch (const std::exception& e) {
+    stop_services();
+    throw startup_error(std::string{"read.arena_size: "} + e.what());
+  }
   i.supervisor = spawn_supervisor(
     *i.system, c,
-    [read](caf::actor_system& system, std::uint32_t index) {
-      return spawn_reader(system, index, read);
+    [read = c.read, faults = c.fault, registrar = i.registrar](caf::actor_system& system,
+                                                               std::uint32_t index) {
+      return spawn_reader(system, index, read, faults, registrar);
     },
-    {caf::actor_cast<caf::actor>(i.writer), caf::actor_cast<caf::actor>(i.catalog)});
+    {i.catalog, i.writer, i.registrar, i.arena});
   try {
     if (!c.node.listen.empty()) i.port = publish(*i.system, i.supervisor, c.node.listen);
   } catch (...) {
@@ -180,15 +193,27 @@ void node::stop() {
   auto& i = *impl_;
   if (!i.system) return;
   caf::anon_send_exit(i.supervisor, caf::exit_reason::user_shutdown);
+  stop_services();
+  spdlog::info("node {} stopped", i.config.node.id);
+}
+
+// Every handle is dropped before the system goes: a detached actor's thread waits for
+// the last reference to its actor, and the system waits for that thread.
+void node::stop_services() {
+  auto& i = *impl_;
+  for (auto a : {caf::actor_cast<caf::actor>(i.writer), caf::actor_cast<caf::actor>(i.catalog),
+                 caf::actor_cast<caf::actor>(i.registrar), caf::actor_cast<caf::actor>(i.arena)})
+    if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   for (const auto& l : i.listeners) caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
   i.supervisor = nullptr;
   i.catalog = nullptr;
   i.writer = nullptr;
+  i.registrar = nullptr;
+  i.arena = nullptr;
   i.listeners.clear();
   i.system->await_all_actors_done();
   i.system.reset();
   i.lock.reset();
-  spdlog::info("node {} stopped", i.config.node.id);
 }
 
 const node_config& node::config() const { return impl_->config; }
@@ -231,30 +256,62 @@ std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
 
 void node::flush() { impl_->ask<caf::ok_atom>(impl_->writer, caf::flush_atom_v); }
 
-std::vector<read_value> node::read_values(const std::vector<std::string>& keys) {
+batch_values node::get_batch(const std::vector<std::string>& keys) {
   auto& i = *impl_;
+  if (!i.system) throw std::runtime_error("the node is stopped");
+  // The batch has its own deadline (read.timeout_ms); this one only bounds a lost reply.
+  caf::scoped_actor self{*i.system};
+  get_reply reply;
+  caf::error failure;
+  const std::chrono::milliseconds deadline{i.config.read.timeout_ms * 2};
+  self->request(i.supervisor, deadline, caf::get_atom_v, keys)
+    .receive([&](get_reply& r) { reply = std::move(r); },
+             [&](caf::error& err) { failure = std::move(err); });
+  batch_values out;
+  out.values_.resize(keys.size());
+  if (failure) {
+    for (auto& v : out.values_) v.status = {key_error::unavailable, 0};
+    return out;
+  }
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const auto& item = reply.items[k];
+    out.values_[k].status = item.status;
+    if (item.status.ok())
+      out.values_[k].bytes = {reinterpret_cast<const std::byte*>(item.address), item.size};
+  }
+  out.release_ = [arena = i.arena, leases = std::move(reply.leases)] {
+    for (auto lease : leases) caf::anon_send(arena, release_atom_v, lease);
+  };
+  return out;
+}
+
+std::vector<key_status> node::get_batch_into(const std::vector<std::string>& keys,
+                                             const std::vector<std::span<std::byte>>& buffers,
+                                             std::vector<std::size_t>& sizes) {
+  if (buffers.size() != keys.size())
+    throw std::invalid_argument("get_batch_into: " + std::to_string(keys.size()) +
+                                " keys but " + std::to_string(buffers.size()) + " buffers");
+  const auto got = get_batch(keys);
+  std::vector<key_status> statuses(keys.size());
+  sizes.assign(keys.size(), 0);
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const auto& v = got.values()[k];
+    statuses[k] = v.status;
+    sizes[k] = v.bytes.size();
+    if (!v.status.ok()) continue;
+    if (v.bytes.size() > buffers[k].size()) statuses[k] = {key_error::too_large, 0};
+    else std::memcpy(buffers[k].data(), v.bytes.data(), v.bytes.size());
+  }
+  return statuses;
+}
+
+std::vector<read_value> node::read_values(const std::vector<std::string>& keys) {
+  const auto got = get_batch(keys);
   std::vector<read_value> out(keys.size());
-  const auto where = i.ask<resolve_reply>(i.catalog, caf::resolve_atom_v, keys);
-  for (auto k : where.missing) out[k].status = {key_error::not_found, 0};
-  for (const auto& group : where.buckets) {
-    const auto count = static_cast<std::uint32_t>(group.records.size());
-    pinned_file file;
-    try {
-      file = i.ask<pinned_file>(group.bucket, pin_atom_v, count);
-    } catch (const std::runtime_error&) {  // evicted and gone since resolve
-      for (const auto& r : group.records) out[r.key_index].status = {key_error::not_found, 0};
-      continue;
-    }
-    for (const auto& r : group.records) {
-      std::string problem;
-      const bucket_format::index_entry want{keys[r.key_index], r.value_size, r.offset, r.crc};
-      auto& result = out[r.key_index];
-      result.status = read_record(file.fd, group.bucket_id, want, result.value, problem);
-      if (!result.status.ok())
-        spdlog::error("key '{}' in bucket {:016x} at offset {}: {}", want.key, group.bucket_id,
-                      want.offset, problem);
-    }
-    caf::anon_send(group.bucket, unpin_atom_v, count);
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const auto& v = got.values()[k];
+    out[k].status = v.status;
+    out[k].value.assign(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size());
   }
   return out;
 }
@@ -285,5 +342,7 @@ node_stats node::stats() { return impl_->ask<node_stats>(impl_->supervisor, stat
 catalog_stats node::store_stats() {
   return impl_->ask<catalog_stats>(impl_->catalog, stats_atom_v);
 }
+
+arena_stats node::read_stats() { return impl_->ask<arena_stats>(impl_->arena, stats_atom_v); }
 
 }  // namespace spillway

@@ -8,6 +8,8 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <span>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,10 +26,41 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// A value read back: `value` is set only when `status.ok()`.
+// A value read back into memory of its own: `value` is set only when `status.ok()`.
 struct read_value {
   key_status status;
   std::string value;
+};
+
+// Values read by node::get_batch: views into the node's arena, valid while this object
+// lives and its lease (read.lease_ms, from when the data was ready) has not expired.
+// Destroying it, or release(), gives the memory back; it must not outlive its node.
+class batch_values {
+public:
+  struct value {
+    key_status status;
+    std::span<const std::byte> bytes;  // empty unless status.ok()
+  };
+
+  batch_values() = default;
+  batch_values(batch_values&&) = default;
+  batch_values& operator=(batch_values&& other) {
+    release();
+    values_ = std::move(other.values_);
+    release_ = std::move(other.release_);
+    return *this;
+  }
+  ~batch_values() { release(); }
+
+  const std::vector<value>& values() const { return values_; }
+  void release() {
+    if (release_) std::exchange(release_, nullptr)();
+  }
+
+private:
+  friend class node;
+  std::vector<value> values_;
+  std::function<void()> release_;
 };
 
 class node {
@@ -58,7 +91,17 @@ public:
   // Seals the open bucket, with every put() made before it; returns once published.
   void flush();
 
-  // Reads values with pread and checks each (length, crc, key) before handing it out.
+  // Reads the keys' values, all buckets at once through the readers, and checks each
+  // (length, crc32c, key, bucket) before handing it out; one status per key.
+  batch_values get_batch(const std::vector<std::string>& keys);
+
+  // The same, copied into `buffers[i]` for keys[i], the arena released at once. A
+  // buffer too small for its value gives that key too_large; `sizes[i]` gets the size.
+  std::vector<key_status> get_batch_into(const std::vector<std::string>& keys,
+                                         const std::vector<std::span<std::byte>>& buffers,
+                                         std::vector<std::size_t>& sizes);
+
+  // get_batch, each value copied into a string of its own.
   std::vector<read_value> read_values(const std::vector<std::string>& keys);
 
   std::vector<std::uint8_t> exists(const std::vector<std::string>& keys);  // 1 = present
@@ -72,8 +115,11 @@ public:
   // the node is stopped or does not answer within cluster.request_timeout_ms.
   node_stats stats();
   catalog_stats store_stats();
+  arena_stats read_stats();
 
 private:
+  void stop_services();
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

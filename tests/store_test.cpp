@@ -231,54 +231,64 @@ TEST_CASE("removed keys are gone and an emptied bucket leaves the disk") {
 // Buckets of two 16 KiB values each (52 KiB on disk: header, two 20 KiB records,
 // index, footer) under a 300 KiB quota, with 64 KiB kept for the bucket being
 // written: four buckets fit, a fifth does not.
-node_config small_quota(const std::filesystem::path& dir, const char* policy) {
-  auto config = store_config(dir);
-  config.storage.bucket_keys_limit = 2;
-  config.storage.bucket_size_limit = 64 << 10;
-  config.storage.max_total_size = 300 << 10;
-  config.storage.eviction = policy;
-  return config;
-}
+struct quota_store {
+  static constexpr std::size_t value_size = 16 << 10;
+  test::temp_dir dir;
+  eviction_log evicted;  // before the node: it must outlive the node's callbacks
+  node store;
+
+  explicit quota_store(const char* policy) : store{config(dir.path(), policy)} {
+    store.on_evicted([this](std::vector<std::string> keys) { evicted.add(std::move(keys)); });
+  }
+
+  static node_config config(const std::filesystem::path& dir, const char* policy) {
+    auto c = store_config(dir);
+    c.storage.bucket_keys_limit = 2;
+    c.storage.bucket_size_limit = 64 << 10;
+    c.storage.max_total_size = 300 << 10;
+    c.storage.eviction = policy;
+    return c;
+  }
+
+  // Puts one bucket's worth of keys; returns them.
+  std::vector<std::string> add_bucket(const std::string& prefix) {
+    auto keys = make_keys(prefix, 2);
+    for (const auto& s : put_all(store, keys, value_size)) CHECK(s.ok());
+    return keys;
+  }
+
+  std::vector<std::string> evicted_keys() {
+    std::lock_guard lock{evicted.mutex};
+    auto keys = evicted.keys;
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+};
 
 TEST_CASE("fifo eviction drops the oldest bucket and says which keys went") {
-  test::temp_dir dir;
-  node n{small_quota(dir.path(), "fifo")};
-  eviction_log evicted;
-  n.on_evicted([&](std::vector<std::string> keys) { evicted.add(std::move(keys)); });
+  quota_store q{"fifo"};
   std::vector<std::vector<std::string>> buckets;
-  for (int b = 0; b < 6; ++b) {
-    buckets.push_back(make_keys("fifo-" + std::to_string(b) + "-", 2));
-    for (const auto& s : put_all(n, buckets.back(), 16 << 10)) CHECK(s.ok());
-  }
-  REQUIRE(evicted.wait_for(4));
-  std::sort(evicted.keys.begin(), evicted.keys.end());
+  for (int b = 0; b < 6; ++b) buckets.push_back(q.add_bucket("fifo-" + std::to_string(b) + "-"));
+  REQUIRE(q.evicted.wait_for(4));
   auto oldest = buckets[0];
   oldest.insert(oldest.end(), buckets[1].begin(), buckets[1].end());
-  CHECK(evicted.keys == oldest);
-  CHECK(n.read_values({buckets[0][0]})[0].status.error == key_error::not_found);
-  check_values(n, buckets[5], 16 << 10);
-  const auto stats = n.store_stats();
+  CHECK(q.evicted_keys() == oldest);
+  CHECK(q.store.read_values({buckets[0][0]})[0].status.error == key_error::not_found);
+  check_values(q.store, buckets[5], q.value_size);
+  const auto stats = q.store.store_stats();
   CHECK(stats.file_bytes + (64 << 10) <= stats.quota_bytes);
   CHECK(stats.evicted_buckets == 2);
 }
 
 TEST_CASE("lru eviction spares the bucket read most recently") {
-  test::temp_dir dir;
-  node n{small_quota(dir.path(), "lru")};
-  eviction_log evicted;
-  n.on_evicted([&](std::vector<std::string> keys) { evicted.add(std::move(keys)); });
+  quota_store q{"lru"};
   std::vector<std::vector<std::string>> buckets;
-  for (int b = 0; b < 4; ++b) {
-    buckets.push_back(make_keys("lru-" + std::to_string(b) + "-", 2));
-    for (const auto& s : put_all(n, buckets.back(), 16 << 10)) CHECK(s.ok());
-  }
-  check_values(n, buckets[0], 16 << 10);  // bucket 0 is now the most recently read
-  buckets.push_back(make_keys("lru-4-", 2));
-  for (const auto& s : put_all(n, buckets.back(), 16 << 10)) CHECK(s.ok());
-  REQUIRE(evicted.wait_for(2));
-  std::sort(evicted.keys.begin(), evicted.keys.end());
-  CHECK(evicted.keys == buckets[1]);
-  check_values(n, buckets[0], 16 << 10);
+  for (int b = 0; b < 4; ++b) buckets.push_back(q.add_bucket("lru-" + std::to_string(b) + "-"));
+  check_values(q.store, buckets[0], q.value_size);  // bucket 0: now the most recently read
+  q.add_bucket("lru-4-");
+  REQUIRE(q.evicted.wait_for(2));
+  CHECK(q.evicted_keys() == buckets[1]);
+  check_values(q.store, buckets[0], q.value_size);
 }
 
 TEST_CASE("a full disk fails the put cleanly and publishes nothing and serving goes on") {

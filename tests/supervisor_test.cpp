@@ -9,12 +9,13 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/supervisor.hpp"
-#include "messages/reader.hpp"
+#include "messages/read.hpp"
 #include "tests/det_fixture.hpp"
 
 namespace spillway {
 namespace {
 
+// Answers stats like a reader; reads and buffer tables are not this test's business.
 reader_actor::behavior_type fake_reader(reader_actor::pointer, std::uint32_t index) {
   return {
     [index](stats_atom) {
@@ -23,6 +24,8 @@ reader_actor::behavior_type fake_reader(reader_actor::pointer, std::uint32_t ind
       stats.engine = "fake";
       return stats;
     },
+    [](read_atom, const read_client&, const std::vector<read_item>&) {},
+    [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
   };
 }
 
@@ -35,7 +38,7 @@ struct supervisor_fixture : test::det_fixture {
     config.read.readers = readers;
     supervisor = spawn_supervisor(system, config, [this](caf::actor_system& sys, auto index) {
       spawned.push_back(caf::actor_cast<caf::actor>(sys.spawn(fake_reader, index)));
-      return spawned.back();
+      return caf::actor_cast<reader_actor>(spawned.back());
     }, {});
     sched.run();
   }

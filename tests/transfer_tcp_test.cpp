@@ -69,17 +69,12 @@ struct tcp_peer_fixture {
   }
 
   std::uint32_t peer_checksum(std::uint64_t offset, std::uint64_t length) {
-    caf::scoped_actor self{system};
-    std::uint32_t crc = 0;
-    self->request(route.host, std::chrono::seconds(60), checksum_atom_v, segment, offset, length)
-      .receive([&](std::uint32_t c) { crc = c; },
-               [&](caf::error& err) { FAIL(system.render(err)); });
-    return crc;
+    return range_checksum(system, route, segment, offset, length);
   }
 
 private:
   static std::vector<std::string> peer_command(std::vector<std::string> flags) {
-    std::vector<std::string> argv{SPILLWAY_BINARY, "transfer-peer", "--segment-size", "700MB"};
+    std::vector<std::string> argv{SPILLWAY_BINARY, "transfer-peer", "--segment-size", "700MiB"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     return argv;
   }
@@ -137,7 +132,7 @@ TEST_CASE("tcp moves every case of the table to another process") {
 
 TEST_CASE("tcp reads bring back what writes put") {
   tcp_peer_fixture f;
-  const std::uint64_t total = 8 << 20;
+  const std::uint64_t total = 300 * 28000;
   auto source = pattern(total, 7);
   std::vector<std::byte> back(total);
   CHECK(all_ok(f.run(chunked(transfer_op::write, source.data(), f.segment, total, 300))));
@@ -168,6 +163,53 @@ TEST_CASE("tcp peer killed mid-transfer: requests fail fast with a named error")
   }
   CHECK(failed > 0);
   CHECK(f.peer.finish() == 128 + SIGKILL);
+}
+
+// What the server answers on a fresh connection to `bytes`: the error of its status
+// frame (none when it sent no frame), and whether it then closed the connection.
+std::pair<transfer_error, bool> answer_to(std::uint16_t port, const void* bytes,
+                                          std::size_t size) {
+  int error = 0;
+  auto fd = connect_tcp("127.0.0.1", port, error);
+  REQUIRE(fd);
+  REQUIRE(send_all(fd.get(), bytes, size));
+  ::shutdown(fd.get(), SHUT_WR);  // a truncated frame stays truncated
+  frame_bytes reply;
+  frame_header header;
+  const bool answered = recv_all(fd.get(), reply.data(), reply.size());
+  const auto status = answered && decode_frame(reply, header) == transfer_error::none
+                        ? header.error
+                        : transfer_error::none;
+  char more = 0;
+  return {status, ::recv(fd.get(), &more, 1, 0) <= 0};  // end of stream, or a reset
+}
+
+TEST_CASE("tcp hostile frames are rejected while the server keeps serving") {
+  tcp_peer_fixture f;
+  std::vector<std::byte> source = pattern(1 << 20, 9);
+  const auto good = [&] {
+    return all_ok(f.run(chunked(transfer_op::write, source.data(), f.segment, 1 << 20, 16)));
+  };
+  REQUIRE(good());  // the route's lanes are connected before the attacks
+  const std::uint64_t end = 700ull << 20;
+  const std::pair<frame_header, transfer_error> attacks[] = {
+    {{frame_kind::write, {}, 1, f.segment, end - 10, 100}, transfer_error::out_of_bounds},
+    {{frame_kind::read, {}, 2, 99, 0, 100}, transfer_error::unknown_segment},
+    {{frame_kind::write, {}, 3, f.segment, 0, 1ull << 40}, transfer_error::length_overflow},
+    {{frame_kind::read, {}, 4, f.segment, ~0ull - 5, 100}, transfer_error::length_overflow},
+    {{frame_kind::status, {}, 5, f.segment, 0, 100}, transfer_error::bad_frame}};
+  for (const auto& [frame, expected] : attacks) {
+    const auto bytes = encode_frame(frame);
+    CHECK(answer_to(f.data_port, bytes.data(), bytes.size()) == std::pair{expected, true});
+    CHECK(good());
+  }
+  const std::vector<std::uint8_t> garbage(frame_header_size, 0xab);  // one header's worth
+  CHECK(answer_to(f.data_port, garbage.data(), garbage.size()) ==
+        std::pair{transfer_error::bad_frame, true});
+  CHECK(good());
+  const auto whole = encode_frame({frame_kind::write, {}, 6, f.segment, 0, 100});
+  CHECK(answer_to(f.data_port, whole.data(), 20) == std::pair{transfer_error::none, true});
+  CHECK(good());
 }
 
 }  // TEST_SUITE

@@ -57,4 +57,10 @@ struct transfer_peer_options {
 };
 int run_transfer_peer(const transfer_peer_options& options);
 
+struct bench_transfer_options {
+  unsigned runs = 3;
+  std::string json;  // file for --json, or ""
+};
+int run_bench_transfer(const bench_transfer_options& options);
+
 }  // namespace spillway

@@ -116,6 +116,10 @@ int main(int argc, char** argv) {
   bench_store->add_option("--keys", store_opts.keys, "Keys in the catalog");
   bench_store->add_option("--buckets", store_opts.buckets, "Bucket files to recover");
   bench_store->add_option("--dir", store_opts.dir, "Where to write (default /var/tmp)");
+  spillway::bench_transfer_options transfer_opts;
+  auto* bench_transfer = bench->add_subcommand("transfer", "Slicing naive vs watermark");
+  bench_transfer->add_option("--runs", transfer_opts.runs, "Interleaved runs (median)");
+  bench_transfer->add_option("--json", transfer_opts.json, "Also write the figures here");
   spillway::transfer_peer_options peer_opts;
   std::string peer_size = "64MiB";
   auto* peer = app.add_subcommand("transfer-peer", "Serve one segment over tcp (tests, bench)");
@@ -146,6 +150,7 @@ int main(int argc, char** argv) {
     if (*inspect) return spillway::run_inspect(store_node(source), verify);
     if (*bench_write) return spillway::run_bench_write(write_opts);
     if (*bench_store) return spillway::run_bench_store(store_opts);
+    if (*bench_transfer) return spillway::run_bench_transfer(transfer_opts);
     if (*peer) {
       peer_opts.segment_size = *spillway::parse_size(peer_size);
       return spillway::run_transfer_peer(peer_opts);

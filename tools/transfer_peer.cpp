@@ -1,18 +1,20 @@
 // `spillway transfer-peer`: a process that owns one zeroed segment and serves it over
 // the tcp transport, for the two-process tcp tests and `bench transfer`. Its transfer
-// host (descriptors, checksums) is published through CAF's middleman; once both ports
-// are open it writes one line to stderr:
+// host (descriptors, checksums) is published through CAF's middleman; once its ports
+// are open it writes one line to stderr (stream: a plain TCP sink, the bench's limit):
 //
-//   transfer-peer ready control=PORT data=PORT segment=ID
+//   transfer-peer ready control=PORT data=PORT segment=ID stream=PORT
 //
 // then serves until SIGINT or SIGTERM. The fault flags make the tcp server drop one
 // lane, or SIGKILL this process, after that many slices.
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include <csignal>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -37,6 +39,21 @@ std::shared_ptr<std::byte> map_segment(std::uint64_t size) {
   return {static_cast<std::byte*>(p), [size](std::byte* q) { ::munmap(q, size); }};
 }
 
+// The bench's limit: one plain TCP stream, no frames. Each connection sends a u64
+// length and that many bytes, which land at the start of the segment; one byte back
+// says they are all in.
+void sink_streams(int listener, std::byte* segment, std::uint64_t size) {
+  for (;;) {
+    unique_fd connection{::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC)};
+    if (!connection) return;  // the listener was shut down
+    std::uint64_t length = 0;
+    const char done = 1;
+    if (recv_all(connection.get(), &length, sizeof length) && length <= size &&
+        recv_all(connection.get(), segment, length))
+      send_all(connection.get(), &done, 1);
+  }
+}
+
 int wait_for_stop_signal(const sigset_t& stop_signals) {
   int signal = 0;
   sigwait(&stop_signals, &signal);
@@ -57,6 +74,9 @@ int run_transfer_peer(const transfer_peer_options& options) {
   const auto segment = segments->add(memory.get(), options.segment_size);
   tcp_server server{segments, options.host, 0, {options.drop_lane_after, options.kill_after}};
 
+  const auto stream_listener = listen_tcp(options.host, 0);
+  std::thread sink{sink_streams, stream_listener.get(), memory.get(), options.segment_size};
+
   caf::actor_system_config config;
   config.load<caf::io::middleman>();
   register_message_types(config);
@@ -65,13 +85,17 @@ int run_transfer_peer(const transfer_peer_options& options) {
   auto control = system.middleman().publish(host, 0, options.host.c_str());
   if (!control) {
     std::cerr << "transfer-peer: cannot publish: " << system.render(control.error()) << "\n";
-    caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
-    return 1;
+    std::_Exit(1);  // the sink thread is still in accept()
   }
-  std::cerr << "transfer-peer ready control=" << *control << " data=" << server.port()
-            << " segment=" << segment.id << std::endl;
+  // One write: readers wait for the first word and then parse the whole line.
+  std::cerr << "transfer-peer ready control=" + std::to_string(*control) +
+                 " data=" + std::to_string(server.port()) +
+                 " segment=" + std::to_string(segment.id) +
+                 " stream=" + std::to_string(local_port(stream_listener.get())) + "\n";
   wait_for_stop_signal(stop_signals);
   caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  ::shutdown(stream_listener.get(), SHUT_RDWR);
+  sink.join();
   return 0;
 }
 

@@ -1,0 +1,325 @@
+// State chart:
+//   resolving --catalog--> pinning --every bucket--> allocating --grant--> reading
+//   reading --every read checked--> answered (buckets unpinned, lease clock started)
+//   A grant that covers only some reads dispatches those and asks again for the rest.
+//   The deadline (read.timeout_ms) fails the reads still waiting for arena space; a
+//   read already in flight is always waited for, since its extent is not ours to lend.
+#include "actors/batch.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include <caf/actor_system.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runtime/bucket_format.hpp"
+
+namespace spillway {
+namespace {
+
+namespace bf = bucket_format;
+
+constexpr std::uint32_t no_reader = UINT32_MAX;
+
+// One record to read: where it is on disk, where it goes, and who reads it.
+struct read_plan {
+  std::uint32_t key = 0;       // position in the request
+  std::uint32_t bucket = 0;    // position in `buckets`
+  record_location where;
+  read_item item;              // tag = position in `plans`
+  std::uint32_t reader = no_reader;
+  bool placed = false;         // has an extent
+  bool done = false;
+};
+
+struct pinned_bucket {
+  bucket_reads reads;
+  pinned_file file;
+};
+
+struct batch_state {
+  batch_context context;
+  std::vector<std::string> keys;
+  get_reply reply;
+  caf::typed_response_promise<get_reply> promise;
+  std::vector<pinned_bucket> buckets;
+  std::vector<read_plan> plans;
+  std::vector<std::uint64_t> reader_bytes;  // outstanding per reader
+  std::vector<bool> reader_alive;
+  std::size_t pins_missing = 0;
+  std::size_t open_reads = 0;               // plans neither done nor failed
+  std::size_t next_group = 0;               // group mode: the first plan of the next group
+  bool deadline_passed = false;
+  static inline const char* name = "batch";
+
+  bool group_mode() const { return context.config.mode == "group"; }
+
+  void settle(read_plan& p, key_status status) {
+    reply.items[p.key].status = status;
+    p.done = true;
+    --open_reads;
+  }
+};
+
+using batch_pointer = batch_actor::stateful_pointer<batch_state>;
+
+std::chrono::milliseconds timeout_of(batch_pointer self) {
+  return std::chrono::milliseconds{self->state.context.config.timeout_ms};
+}
+
+void finish_if_done(batch_pointer self);
+void allocate(batch_pointer self);
+
+// The reader with the fewest bytes outstanding, alive; no_reader if none is.
+std::uint32_t least_loaded(const batch_state& st) {
+  std::uint32_t best = no_reader;
+  for (std::uint32_t r = 0; r < st.reader_bytes.size(); ++r)
+    if (st.reader_alive[r] && (best == no_reader || st.reader_bytes[r] < st.reader_bytes[best]))
+      best = r;
+  return best;
+}
+
+// Sends each plan in `which` to a reader, the least loaded first.
+void dispatch(batch_pointer self, const std::vector<std::uint32_t>& which) {
+  auto& st = self->state;
+  std::vector<std::vector<read_item>> per_reader(st.context.readers.size());
+  for (auto index : which) {
+    auto& p = st.plans[index];
+    const auto r = least_loaded(st);
+    if (r == no_reader) {
+      st.settle(p, {key_error::unavailable, 0});
+      continue;
+    }
+    p.reader = r;
+    st.reader_bytes[r] += p.item.length;
+    per_reader[r].push_back(p.item);
+  }
+  const auto client = caf::actor_cast<read_client>(self);
+  for (std::uint32_t r = 0; r < per_reader.size(); ++r)
+    if (!per_reader[r].empty())
+      self->send(st.context.readers[r], read_atom_v, client, std::move(per_reader[r]));
+}
+
+// Group mode, the RFC's baseline: up to queue_depth reads of one bucket, all to one
+// reader, and the next group only once the whole group is back.
+void dispatch_next_group(batch_pointer self) {
+  auto& st = self->state;
+  std::vector<std::uint32_t> group;
+  while (st.next_group < st.plans.size() && group.size() < st.context.config.queue_depth) {
+    const auto& p = st.plans[st.next_group];
+    if (!group.empty() && p.bucket != st.plans[group[0]].bucket) break;
+    if (p.placed && !p.done) group.push_back(static_cast<std::uint32_t>(st.next_group));
+    ++st.next_group;
+  }
+  dispatch(self, group);
+}
+
+// The value is handed out only if its pages hold exactly the record the index promised.
+void check(batch_pointer self, read_plan& p, int result) {
+  auto& st = self->state;
+  if (result < 0) {
+    spdlog::error("batch: key '{}': read failed: {}", st.keys[p.key], strerrorname_np(-result));
+    return st.settle(p, {key_error::io_error, -result});
+  }
+  const auto& b = st.buckets[p.bucket];
+  const bf::index_entry want{st.keys[p.key], p.where.value_size, p.where.offset, p.where.crc};
+  bf::record_view view;
+  const auto problem = bf::decode_record(
+    {reinterpret_cast<const std::byte*>(p.item.address), p.item.length}, b.file.bucket_id, want,
+    view);
+  if (!problem.empty()) {
+    spdlog::error("batch: key '{}' in bucket {:016x} at offset {}: {}", want.key,
+                  b.file.bucket_id, want.offset, problem);
+    return st.settle(p, {key_error::corrupt, 0});
+  }
+  auto& item = st.reply.items[p.key];
+  item.address = reinterpret_cast<std::uint64_t>(view.value.data());
+  item.size = view.value.size();
+  st.settle(p, {});
+}
+
+void on_read_done(batch_pointer self, const read_results& results) {
+  auto& st = self->state;
+  for (const auto& r : results) {
+    if (r.tag >= st.plans.size()) continue;
+    auto& p = st.plans[r.tag];
+    if (p.done) continue;  // answered already (its reader was thought dead)
+    st.reader_bytes[p.reader] -= p.item.length;
+    check(self, p, r.result);
+  }
+  if (st.group_mode()) {
+    const bool group_back = std::none_of(st.plans.begin(), st.plans.end(), [](const auto& p) {
+      return p.reader != no_reader && !p.done;
+    });
+    if (group_back) dispatch_next_group(self);
+  }
+  finish_if_done(self);
+}
+
+void on_grant(batch_pointer self, arena_grant& grant) {
+  auto& st = self->state;
+  st.reply.leases.push_back(grant.lease);
+  std::vector<std::uint32_t> placed;
+  std::size_t next = 0;
+  for (std::uint32_t i = 0; i < st.plans.size() && next < grant.extents.size(); ++i) {
+    auto& p = st.plans[i];
+    if (p.placed || p.done) continue;
+    const auto& e = grant.extents[next++];
+    p.item.address = grant.chunk_addresses[e.chunk] + e.offset;
+    p.item.chunk = e.chunk;
+    p.placed = true;
+    placed.push_back(i);
+  }
+  if (st.group_mode()) {
+    if (st.next_group == 0) dispatch_next_group(self);
+  } else {
+    dispatch(self, placed);
+  }
+  const bool more = std::any_of(st.plans.begin(), st.plans.end(),
+                                [](const auto& p) { return !p.placed && !p.done; });
+  if (more) allocate(self);
+}
+
+// Asks the arena for the extents of every plan without one.
+void allocate(batch_pointer self) {
+  auto& st = self->state;
+  std::vector<std::uint64_t> sizes;
+  for (const auto& p : st.plans)
+    if (!p.placed && !p.done) sizes.push_back(p.item.length);
+  if (sizes.empty()) return finish_if_done(self);
+  self->request(st.context.arena, caf::infinite, alloc_atom_v, std::move(sizes))
+    .then([self](arena_grant& grant) { on_grant(self, grant); },
+          [self](caf::error&) {
+            for (auto& p : self->state.plans)
+              if (!p.placed && !p.done) self->state.settle(p, {key_error::unavailable, 0});
+            finish_if_done(self);
+          });
+}
+
+// Pins each bucket; a bucket evicted since resolve answers with an error: not found.
+void pin_buckets(batch_pointer self) {
+  auto& st = self->state;
+  st.pins_missing = st.buckets.size();
+  for (std::uint32_t b = 0; b < st.buckets.size(); ++b) {
+    const auto n = static_cast<std::uint32_t>(st.buckets[b].reads.records.size());
+    self->request(st.buckets[b].reads.bucket, timeout_of(self), pin_atom_v, n)
+      .then(
+        [self, b](pinned_file& file) {
+          auto& st = self->state;
+          st.buckets[b].file = file;
+          for (auto& p : st.plans)
+            if (p.bucket == b) p.item.fd = file.fd;
+          if (--st.pins_missing == 0) allocate(self);
+        },
+        [self, b](caf::error&) {
+          auto& st = self->state;
+          st.buckets[b].file.fd = -1;
+          for (auto& p : st.plans)
+            if (p.bucket == b && !p.done) st.settle(p, {key_error::not_found, 0});
+          if (--st.pins_missing == 0) allocate(self);
+        });
+  }
+}
+
+// Turns the catalog's answer into plans, checking each value fits an arena chunk.
+void on_resolved(batch_pointer self, resolve_reply& where) {
+  auto& st = self->state;
+  for (auto k : where.missing) st.reply.items[k].status = {key_error::not_found, 0};
+  const auto& faults = st.context.faults;
+  for (auto& reads : where.buckets) {
+    const auto b = static_cast<std::uint32_t>(st.buckets.size());
+    for (const auto& r : reads.records) {
+      read_plan p;
+      p.key = r.key_index;
+      p.bucket = b;
+      p.where = r;
+      p.item.tag = static_cast<std::uint32_t>(st.plans.size());
+      p.item.offset = r.offset;
+      p.item.length = bf::record_size(r.key_size, r.value_size);
+      const auto& key = st.keys[r.key_index];
+      auto named = [&key](const std::vector<std::string>& list) {
+        return std::find(list.begin(), list.end(), key) != list.end();
+      };
+      if (faults.enabled && named(faults.read_error_keys)) p.item.fault = fail_with_eio;
+      else if (faults.enabled && named(faults.short_read_keys)) p.item.fault = come_back_short;
+      st.plans.push_back(p);
+      ++st.open_reads;
+      if (p.item.length > st.context.config.arena_chunk)  // no extent can ever hold it
+        st.settle(st.plans.back(), {key_error::too_large, 0});
+    }
+    st.buckets.push_back({std::move(reads), {}});
+  }
+  if (st.buckets.empty()) return finish_if_done(self);
+  pin_buckets(self);
+}
+
+void finish_if_done(batch_pointer self) {
+  auto& st = self->state;
+  if (st.open_reads != 0 || st.pins_missing != 0 || !st.promise.pending()) return;
+  for (const auto& b : st.buckets)
+    if (b.file.fd >= 0)
+      self->send(b.reads.bucket, unpin_atom_v, static_cast<std::uint32_t>(b.reads.records.size()));
+  for (auto lease : st.reply.leases) self->send(st.context.arena, ready_atom_v, lease);
+  st.promise.deliver(std::move(st.reply));
+  self->quit();
+}
+
+// A reader that died took its reads with it: they go to the others.
+void on_reader_down(batch_pointer self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  std::uint32_t dead = no_reader;
+  for (std::uint32_t r = 0; r < st.context.readers.size(); ++r)
+    if (st.context.readers[r].address() == msg.source) dead = r;
+  if (dead == no_reader) return;
+  st.reader_alive[dead] = false;
+  std::vector<std::uint32_t> orphans;
+  for (std::uint32_t i = 0; i < st.plans.size(); ++i)
+    if (st.plans[i].reader == dead && !st.plans[i].done) orphans.push_back(i);
+  spdlog::warn("batch: a reader died with {} reads of ours; they go to the others",
+               orphans.size());
+  dispatch(self, orphans);
+  finish_if_done(self);
+}
+
+batch_actor::behavior_type batch(batch_pointer self, batch_context context) {
+  auto& st = self->state;
+  st.context = std::move(context);
+  st.reader_bytes.assign(st.context.readers.size(), 0);
+  st.reader_alive.assign(st.context.readers.size(), true);
+  for (const auto& r : st.context.readers) self->monitor(r);
+  self->set_down_handler([self](caf::down_msg& msg) { on_reader_down(self, msg); });
+  return {
+    [self](caf::get_atom, std::vector<std::string>& keys) {
+      auto& st = self->state;
+      st.keys = std::move(keys);
+      st.reply.items.resize(st.keys.size());
+      st.promise = self->make_response_promise<get_reply>();
+      self->delayed_send(self, timeout_of(self), caf::timeout_atom_v);
+      self->request(st.context.catalog, timeout_of(self), caf::resolve_atom_v, st.keys)
+        .then([self](resolve_reply& where) { on_resolved(self, where); },
+              [self](caf::error&) {
+                for (auto& item : self->state.reply.items)
+                  item.status = {key_error::unavailable, 0};
+                finish_if_done(self);
+              });
+      return st.promise;
+    },
+    [self](read_done_atom, const read_results& results) { on_read_done(self, results); },
+    [self](caf::timeout_atom) {
+      auto& st = self->state;
+      for (auto& p : st.plans)
+        if (!p.placed && !p.done) st.settle(p, {key_error::timeout, 0});
+      finish_if_done(self);
+    },
+  };
+}
+
+}  // namespace
+
+batch_actor spawn_batch(caf::actor_system& system, batch_context context) {
+  return system.spawn(batch, std::move(context));
+}
+
+}  // namespace spillway

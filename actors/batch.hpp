@@ -1,0 +1,25 @@
+// A batch actor per get: it finds the keys (catalog), pins their buckets, borrows
+// arena extents, spreads the reads over the readers by outstanding bytes, checks every
+// value (length, crc32c, key, bucket) as it lands, and answers once, one item per key.
+// It watches its readers: the reads of one that dies go to the others.
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include "config/config.hpp"
+#include "messages/read.hpp"
+#include "messages/store.hpp"
+
+namespace spillway {
+
+struct batch_context {
+  catalog_actor catalog;
+  arena_actor arena;
+  std::vector<reader_actor> readers;
+  read_section config;
+  fault_section faults;
+};
+
+batch_actor spawn_batch(caf::actor_system& system, batch_context context);
+
+}  // namespace spillway

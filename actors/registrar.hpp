@@ -1,0 +1,18 @@
+// The registrar: it registers the arena's chunks with io_uring, one reader at a time
+// (serial pinning was much faster than concurrent, in the RFC). Where the kernel can
+// clone a registered buffer table (6.12+), each chunk is registered once, on the
+// registrar's own ring, and every reader clones the table in its turn; elsewhere each
+// reader registers the chunks on its own ring, in the turns this actor grants.
+#pragma once
+
+#include <cstdint>
+
+#include <caf/fwd.hpp>
+
+#include "messages/read.hpp"
+
+namespace spillway {
+
+registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count);
+
+}  // namespace spillway

@@ -1,0 +1,137 @@
+// The read path's protocols (DESIGN.md "BatchGet, the hot path"): the arena lends
+// extents, the registrar hands each reader the arena's registered buffers, readers
+// keep a sliding window of reads in flight, and a batch actor per get puts it together.
+// Extents and read items carry addresses in this process: these messages are local.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/key_status.hpp"
+#include "messages/stats.hpp"
+#include "messages/type_ids.hpp"
+#include "runtime/extent_allocator.hpp"
+#include "runtime/read_ring.hpp"
+
+namespace spillway {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, arena_extent& x) {
+  return f(x.chunk, x.offset, x.size);
+}
+
+// -- the reader ------------------------------------------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_item& x) {
+  return f(x.tag, x.fd, x.offset, x.length, x.address, x.chunk, x.fault);
+}
+
+// What became of reads: `result` is the bytes read (== length) or -errno.
+struct read_result {
+  std::uint32_t tag = 0;
+  std::int32_t result = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_result& x) {
+  return f(x.tag, x.result);
+}
+
+using read_results = std::vector<read_result>;
+
+// A batch's side of the conversation: readers answer with results, a few at a time.
+using read_client = caf::typed_actor<caf::reacts_to<read_done_atom, read_results>>;
+
+// The registrar's turn for one reader: clone the buffer table of `source_ring_fd`
+// (where the kernel can), else register `chunks` (address, size pairs, slot = index)
+// on the reader's own ring. Answered with the errno of the failure, 0 for success.
+struct buffer_table {
+  std::int32_t source_ring_fd = -1;
+  std::vector<std::uint64_t> addresses;  // per chunk slot; 0 = not ready yet
+  std::vector<std::uint64_t> sizes;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, buffer_table& x) {
+  return f(x.source_ring_fd, x.addresses, x.sizes);
+}
+
+using reader_actor = caf::typed_actor<
+  caf::replies_to<stats_atom>::with<reader_stats>,
+  caf::reacts_to<read_atom, read_client, std::vector<read_item>>,
+  caf::replies_to<adopt_atom, buffer_table>::with<std::int32_t>>;
+
+// -- the registrar ---------------------------------------------------------------
+
+// add(chunk, address, size): the arena has populated a chunk; register it.
+// join(reader): a reader (new, restarted or reset) needs the table.
+using registrar_actor = caf::typed_actor<
+  caf::reacts_to<caf::add_atom, std::uint32_t, std::uint64_t, std::uint64_t>,
+  caf::reacts_to<caf::join_atom, reader_actor>>;
+
+// -- the arena -------------------------------------------------------------------
+
+// Extents for the first `extents.size()` of the sizes asked for; the rest did not fit
+// and may be asked for again once leases come back.
+struct arena_grant {
+  std::uint64_t lease = 0;
+  std::vector<arena_extent> extents;
+  std::vector<std::uint64_t> chunk_addresses;  // base address of every chunk
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, arena_grant& x) {
+  return f(x.lease, x.extents, x.chunk_addresses);
+}
+
+// alloc(sizes): answered when at least one fits (it waits for space otherwise).
+// ready(lease): the data is in; the lease clock (read.lease_ms) starts.
+// release(lease): the extents come back; a late or repeated release is harmless.
+// tick: populate the next step; timeout(lease): the arena's own lease clock.
+using arena_actor = caf::typed_actor<
+  caf::replies_to<alloc_atom, std::vector<std::uint64_t>>::with<arena_grant>,
+  caf::reacts_to<ready_atom, std::uint64_t>,
+  caf::reacts_to<release_atom, std::uint64_t>,
+  caf::replies_to<stats_atom>::with<arena_stats>,
+  caf::reacts_to<caf::tick_atom>,
+  caf::reacts_to<caf::timeout_atom, std::uint64_t>>;
+
+// -- a batch get -----------------------------------------------------------------
+
+// One key's outcome: on success its value is `size` bytes at `address` in the arena,
+// valid until the lease is released or expires.
+struct get_item {
+  key_status status;
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+};
+
+// get(keys): one reply, one item per key, once every key's value is read and checked.
+// read_done: results from the readers; timeout: the batch's own deadline.
+struct get_reply;
+using batch_actor = caf::typed_actor<
+  caf::replies_to<caf::get_atom, std::vector<std::string>>::with<get_reply>,
+  caf::reacts_to<read_done_atom, read_results>,
+  caf::reacts_to<caf::timeout_atom>>;
+
+struct get_reply {
+  std::vector<std::uint64_t> leases;  // release each once the values are used
+  std::vector<get_item> items;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_item& x) {
+  return f(x.status, x.address, x.size);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_reply& x) {
+  return f(x.leases, x.items);
+}
+
+}  // namespace spillway

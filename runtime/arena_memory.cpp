@@ -1,0 +1,90 @@
+#include "runtime/arena_memory.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace spillway {
+namespace {
+
+void* map_anonymous(std::uint64_t size, int extra_flags) {
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra_flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+}  // namespace
+
+const char* to_string(arena_pages pages) {
+  switch (pages) {
+    case arena_pages::hugetlb: return "hugetlb";
+    case arena_pages::thp: return "thp";
+    case arena_pages::plain: return "plain";
+  }
+  return "?";
+}
+
+arena_memory::arena_memory(std::uint64_t size, std::uint64_t chunk_size, const std::string& wanted)
+    : size_(size), chunk_size_(chunk_size) {
+  void* p = nullptr;
+  if (wanted == "auto" || wanted == "hugetlb") {
+    // A hugetlb mapping takes its pages from the pool at fault time; MAP_NORESERVE is
+    // dropped so that a pool too small fails here, not with SIGBUS on first touch.
+    p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+               -1, 0);
+    if (p == MAP_FAILED) p = nullptr;
+    pages_ = arena_pages::hugetlb;
+    if (!p && wanted == "hugetlb")
+      throw std::runtime_error("read.arena_pages = \"hugetlb\", but the hugetlb pool cannot hold " +
+                               std::to_string(size >> 20) + " MiB: " + std::strerror(errno));
+  }
+  if (!p) {
+    p = map_anonymous(size, 0);
+    if (!p) throw std::runtime_error(std::string{"arena mmap: "} + std::strerror(errno));
+    const bool thp = wanted != "plain" && ::madvise(p, size, MADV_HUGEPAGE) == 0;
+    pages_ = thp ? arena_pages::thp : arena_pages::plain;
+    if (!thp && wanted == "thp")
+      throw std::runtime_error("read.arena_pages = \"thp\", but madvise(MADV_HUGEPAGE) failed");
+  }
+  base_ = static_cast<std::byte*>(p);
+  for (std::uint64_t at = 0; at < size; at += chunk_size)
+    chunk_sizes_.push_back(std::min(chunk_size, size - at));
+  populated_.assign(chunk_sizes_.size(), 0);
+}
+
+arena_memory::~arena_memory() { ::munmap(base_, size_); }
+
+bool arena_memory::populate(std::size_t chunk, std::uint64_t step) {
+  auto& done = populated_[chunk];
+  const auto n = std::min(step, chunk_sizes_[chunk] - done);
+  std::byte* at = chunk_base(chunk) + done;
+  // MADV_POPULATE_WRITE (5.14+) faults pages in without writing them; else touch them.
+  if (::madvise(at, n, MADV_POPULATE_WRITE) != 0) std::memset(at, 0, n);
+  done += n;
+  return done == chunk_sizes_[chunk];
+}
+
+std::uint64_t arena_memory::huge_bytes() const {
+  if (pages_ == arena_pages::hugetlb) return size_;
+  std::ifstream smaps{"/proc/self/smaps"};
+  const auto begin = reinterpret_cast<std::uintptr_t>(base_);
+  bool inside = false;
+  std::uint64_t huge = 0;  // summed: madvise may have split the mapping in several
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t from = 0, to = 0;
+    char dash = 0;
+    std::istringstream range{line};
+    if (range >> std::hex >> from >> dash >> to && dash == '-')
+      inside = from >= begin && to <= begin + size_;
+    else if (inside && line.rfind("AnonHugePages:", 0) == 0)
+      huge += std::stoull(line.substr(14)) * 1024;
+  }
+  return huge;
+}
+
+}  // namespace spillway

@@ -1,0 +1,20 @@
+// How a slice becomes an RDMA work request: one RDMA WRITE or READ, one SGE, signaled
+// so that its completion settles the slice. Pure: the verbs transport posts what this
+// builds, and the tests check it field by field on machines without a device.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+
+#include "runtime/segment.hpp"
+#include "runtime/slice.hpp"
+
+namespace spillway {
+
+// `lkey`: the local memory region holding s.local; `remote`: the peer's descriptor of
+// s.segment (base and rkey). `wr` and `sge` are overwritten; wr.sg_list points at `sge`.
+void build_work_request(const slice& s, std::uint32_t lkey, const segment_descriptor& remote,
+                        std::uint64_t wr_id, ibv_send_wr& wr, ibv_sge& sge);
+
+}  // namespace spillway

@@ -1,0 +1,62 @@
+#include "tools/transfer_peer_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <vector>
+
+extern char** environ;
+
+namespace spillway::bench {
+namespace {
+
+std::uint64_t number_after(const std::string& line, const std::string& key) {
+  const auto at = line.find(key);
+  if (at == std::string::npos) throw std::runtime_error("transfer-peer said: " + line);
+  return std::stoull(line.substr(at + key.size()));
+}
+
+}  // namespace
+
+transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 2);  // its stderr: the ready line
+  std::vector<std::string> args{"/proc/self/exe", "transfer-peer", "--segment-size",
+                                segment_size};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  stderr_fd_ = out[0];
+  std::string line;  // read byte by byte: nothing past the ready line is consumed
+  for (char c = 0; rc == 0 && line.find('\n') == std::string::npos;) {
+    if (::read(stderr_fd_, &c, 1) != 1) break;
+    line.push_back(c);
+  }
+  if (line.find("ready") == std::string::npos) {
+    this->~transfer_peer_process();  // a throwing constructor gets no destructor call
+    throw std::runtime_error("transfer-peer did not start: " + line);
+  }
+  control_port = static_cast<std::uint16_t>(number_after(line, "control="));
+  stream_port = static_cast<std::uint16_t>(number_after(line, "stream="));
+  segment = number_after(line, "segment=");
+}
+
+transfer_peer_process::~transfer_peer_process() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (stderr_fd_ >= 0) ::close(stderr_fd_);
+}
+
+}  // namespace spillway::bench

@@ -1,0 +1,28 @@
+// `spillway transfer-peer` as a child of this process, for `bench transfer`: started
+// from /proc/self/exe, its ready line parsed, stopped with SIGTERM.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace spillway::bench {
+
+class transfer_peer_process {
+public:
+  explicit transfer_peer_process(const std::string& segment_size);
+  ~transfer_peer_process();
+  transfer_peer_process(const transfer_peer_process&) = delete;
+  transfer_peer_process& operator=(const transfer_peer_process&) = delete;
+
+  std::uint16_t control_port = 0;
+  std::uint16_t stream_port = 0;
+  std::uint64_t segment = 0;
+
+private:
+  pid_t pid_ = -1;
+  int stderr_fd_ = -1;  // kept open: a peer that logs must not die of SIGPIPE
+};
+
+}  // namespace spillway::bench

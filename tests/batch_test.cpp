@@ -1,0 +1,94 @@
+// The batch actor with real parts around it (catalog from real files, arena, registrar,
+// an io_uring reader) and one reader that swallows its reads and is then killed.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/arena.hpp"
+#include "actors/batch.hpp"
+#include "actors/catalog.hpp"
+#include "actors/reader.hpp"
+#include "actors/registrar.hpp"
+#include "runtime/generated_value.hpp"
+#include "runtime/node.hpp"
+#include "runtime/recovery.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+// Takes reads and never answers; tells `witness` how many it took.
+reader_actor::behavior_type black_hole(reader_actor::pointer, caf::actor witness) {
+  return {
+    [](stats_atom) { return reader_stats{}; },
+    [witness](read_atom, const read_client&, const std::vector<read_item>& items) {
+      caf::anon_send(witness, caf::ok_atom_v, items.size());
+    },
+    [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
+  };
+}
+
+TEST_SUITE("batch") {
+
+TEST_CASE("a reader killed mid-batch hands its reads to the others and the batch completes") {
+  test::temp_dir dir;
+  auto config = load_config_text("", "test");
+  config.storage.data_dir = dir.path().string();
+  config.node.listen = "";
+  config.node.log_level = "error";
+  config.read.arena_size = 16 << 20;
+  config.read.arena_chunk = 16 << 20;
+  std::vector<std::string> keys;
+  {
+    node writer{config};
+    std::vector<std::string> values;
+    for (int i = 0; i < 12; ++i) {
+      keys.push_back(generated_key("orphan-", i));
+      values.push_back(generated_value(50000, 5, keys.back()));
+    }
+    auto acked = writer.put(keys, std::move(values));
+    writer.flush();
+    for (const auto& s : acked.get()) REQUIRE(s.ok());
+  }
+
+  caf::actor_system_config caf_config;
+  caf::actor_system system{caf_config};
+  caf::scoped_actor self{system};
+  auto catalog = spawn_catalog(system, {1ull << 40, 0, false, false},
+                               recover_data_dir(dir.path(), true));
+  auto registrar = spawn_registrar(system, 1);
+  auto arena = spawn_arena(system, config.read, registrar);
+  auto real = spawn_reader(system, 0, config.read, config.fault, registrar);
+  auto hole = system.spawn(black_hole, caf::actor_cast<caf::actor>(self));
+  auto batch = spawn_batch(system, {catalog, arena, {hole, real}, config.read, config.fault});
+
+  auto answer = self->request(batch, std::chrono::seconds(30), caf::get_atom_v, keys);
+  std::size_t swallowed = 0;
+  self->receive([&](caf::ok_atom, std::size_t n) { swallowed = n; });
+  CHECK(swallowed > 0);  // the hole has reads of this batch ...
+  caf::anon_send_exit(hole, caf::exit_reason::kill);  // ... and dies with them
+  get_reply reply;
+  answer.receive([&](get_reply& r) { reply = std::move(r); },
+                 [&](caf::error& err) { FAIL("batch: " << to_string(err)); });
+  REQUIRE(reply.items.size() == keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    REQUIRE_MESSAGE(reply.items[k].status.ok(), keys[k], ": ", to_string(reply.items[k].status));
+    const std::string_view got{reinterpret_cast<const char*>(reply.items[k].address),
+                               reply.items[k].size};
+    CHECK(got == generated_value(50000, 5, keys[k]));
+  }
+  for (auto lease : reply.leases) caf::anon_send(arena, release_atom_v, lease);
+  for (auto a : {caf::actor_cast<caf::actor>(real), caf::actor_cast<caf::actor>(arena),
+                 caf::actor_cast<caf::actor>(registrar), caf::actor_cast<caf::actor>(catalog)})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

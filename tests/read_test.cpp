@@ -1,0 +1,271 @@
+// The read path with real rings, real files and real reader threads: batches across
+// many buckets, faults injected on purpose, and the arena's books after each.
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "runtime/generated_value.hpp"
+#include "runtime/kernel_probe.hpp"
+#include "runtime/node.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+node_config read_config(const std::filesystem::path& dir) {
+  auto config = load_config_text("", "test");
+  config.storage.data_dir = dir.string();
+  config.node.listen = "";
+  config.node.log_level = "error";
+  config.storage.bucket_keys_limit = 7;  // many buckets
+  config.read.readers = 2;
+  config.read.arena_size = 64 << 20;
+  config.read.arena_chunk = 32 << 20;
+  return config;
+}
+
+// Keys with sizes from 4 KiB to 8 MiB, written and flushed.
+struct dataset {
+  std::vector<std::string> keys;
+  std::vector<std::size_t> sizes;
+
+  void write(node& n, std::size_t count, const std::string& prefix) {
+    std::vector<std::string> values;
+    for (std::size_t i = 0; i < count; ++i) {
+      keys.push_back(generated_key(prefix, i));
+      sizes.push_back(std::size_t{4096} << (i % 12));  // 4 KiB ... 8 MiB
+      values.push_back(generated_value(sizes.back(), 3, keys.back()));
+    }
+    auto acked = n.put(keys, std::move(values));
+    n.flush();
+    for (const auto& s : acked.get()) REQUIRE(s.ok());
+  }
+};
+
+// Every key of `d` present reads back exactly; every other key is not_found.
+void check_batch(node& n, const dataset& d, const std::vector<std::string>& keys) {
+  const auto got = n.get_batch(keys);
+  REQUIRE(got.values().size() == keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const auto& v = got.values()[k];
+    const auto at = std::find(d.keys.begin(), d.keys.end(), keys[k]);
+    if (at == d.keys.end()) {
+      CHECK_MESSAGE(v.status.error == key_error::not_found, keys[k]);
+      continue;
+    }
+    REQUIRE_MESSAGE(v.status.ok(), keys[k], ": ", to_string(v.status));
+    const auto want = generated_value(d.sizes[at - d.keys.begin()], 3, keys[k]);
+    CHECK_MESSAGE(std::string_view(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()) ==
+                    want, keys[k]);
+  }
+}
+
+// The arena lent nothing it did not get back.
+void check_no_leak(node& n) {
+  const auto s = n.read_stats();
+  CHECK(s.leases == 0);
+  CHECK(s.free_bytes == s.ready_bytes);
+}
+
+std::vector<std::string> mixed_keys(const dataset& d) {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < d.keys.size(); i += 2) {
+    keys.push_back(d.keys[i]);
+    keys.push_back("absent-" + std::to_string(i));
+  }
+  return keys;
+}
+
+TEST_SUITE("read") {
+
+TEST_CASE("batches over many buckets return every byte and name the missing keys") {
+  test::temp_dir dir;
+  node n{read_config(dir.path())};
+  dataset d;
+  d.write(n, 40, "many-");
+  CHECK(n.store_stats().buckets >= 6);
+  check_batch(n, d, d.keys);
+  check_batch(n, d, mixed_keys(d));
+  check_no_leak(n);
+}
+
+TEST_CASE("concurrent batches each get their own bytes") {
+  test::temp_dir dir;
+  node n{read_config(dir.path())};
+  dataset d;
+  d.write(n, 24, "concurrent-");
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c)
+    clients.emplace_back([&, c] {
+      std::vector<std::string> keys{d.keys.begin() + c, d.keys.begin() + c + 12};
+      check_batch(n, d, keys);
+    });
+  for (auto& t : clients) t.join();
+  check_no_leak(n);
+}
+
+TEST_CASE("a batch bigger than the free arena waits for space and completes") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.read.arena_size = 8 << 20;
+  config.read.arena_chunk = 8 << 20;
+  config.read.lease_ms = 50;
+  node n{config};
+  dataset d;
+  d.write(n, 10, "wait-");  // 4 KiB ... 2 MiB: a little over 4 MiB of records
+  auto held = n.get_batch(d.keys);  // never released: only its expiry makes room
+  check_batch(n, d, d.keys);
+  CHECK(n.read_stats().expired >= 1);
+  held.release();
+  check_no_leak(n);
+}
+
+TEST_CASE("reads go through registered buffers once the registrar's turn came") {
+  if (!probe_uring().usable()) return;
+  test::temp_dir dir;
+  node n{read_config(dir.path())};
+  dataset d;
+  d.write(n, 8, "fixed-");
+  auto registered = [&] {
+    for (const auto& r : n.stats().readers)
+      if (r.registered_chunks != 2) return false;
+    return true;
+  };
+  for (int asked = 0; asked < 100000 && !registered(); ++asked) std::this_thread::yield();
+  REQUIRE(registered());
+  std::uint64_t before = 0, after = 0;
+  for (const auto& r : n.stats().readers) before += r.reads_fixed;
+  check_batch(n, d, d.keys);
+  for (const auto& r : n.stats().readers) after += r.reads_fixed;
+  CHECK(after - before == d.keys.size());
+}
+
+TEST_CASE("a value bigger than an arena chunk is too_large and the rest succeed") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.read.arena_size = 4 << 20;
+  config.read.arena_chunk = 2 << 20;
+  node n{config};
+  auto acked = n.put({"big", "small"}, {std::string(3 << 20, 'b'), "s"});
+  n.flush();
+  for (const auto& s : acked.get()) REQUIRE(s.ok());
+  const auto got = n.read_values({"big", "small"});
+  CHECK(got[0].status.error == key_error::too_large);
+  CHECK(got[1].value == "s");
+  check_no_leak(n);
+}
+
+TEST_CASE("injected EIO fails only its keys and short reads succeed on their retry") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  dataset d;
+  {
+    node writer{config};
+    d.write(writer, 12, "fault-");
+  }
+  config.fault.enabled = true;
+  config.fault.read_error_keys = {d.keys[1], d.keys[6]};
+  config.fault.short_read_keys = {d.keys[2], d.keys[9]};
+  node n{config};
+  const auto got = n.get_batch(d.keys);
+  for (std::size_t k = 0; k < d.keys.size(); ++k) {
+    const auto& v = got.values()[k];
+    if (k == 1 || k == 6) {
+      CHECK(v.status.error == key_error::io_error);
+      CHECK(v.status.sys_errno == EIO);
+    } else {
+      CHECK_MESSAGE(v.status.ok(), d.keys[k], ": ", to_string(v.status));
+    }
+  }
+  auto clean = d.keys;
+  clean.erase(clean.begin() + 6);
+  clean.erase(clean.begin() + 1);
+  check_batch(n, d, clean);
+}
+
+TEST_CASE("a failing registration leaves the readers on plain reads with none failed") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.fault.enabled = true;
+  config.fault.fail_registration = true;
+  node n{config};
+  dataset d;
+  d.write(n, 12, "noreg-");
+  check_batch(n, d, d.keys);
+  std::uint64_t fixed = 0;
+  for (const auto& r : n.stats().readers) fixed += r.reads_fixed;
+  CHECK(fixed == 0);
+  check_no_leak(n);
+}
+
+TEST_CASE("ring submit failures reset the ring and lose no read") {
+  if (!probe_uring().usable()) return;
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.fault.enabled = true;
+  config.fault.ring_submit_failure_rate = 0.3;
+  node n{config};
+  dataset d;
+  d.write(n, 20, "reset-");
+  for (int round = 0; round < 3; ++round) check_batch(n, d, d.keys);
+  std::uint64_t resets = 0;
+  for (const auto& r : n.stats().readers) resets += r.ring_resets;
+  CHECK(resets > 0);
+  check_no_leak(n);
+}
+
+TEST_CASE("the posix engine and group mode read the same bytes") {
+  for (const char* engine : {"posix", "uring"})
+    for (const char* mode : {"window", "group"}) {
+      CAPTURE(engine);
+      CAPTURE(mode);
+      test::temp_dir dir;
+      auto config = read_config(dir.path());
+      config.read.engine = engine;
+      config.read.mode = mode;
+      config.read.queue_depth = 3;
+      node n{config};
+      dataset d;
+      d.write(n, 16, "modes-");
+      check_batch(n, d, mixed_keys(d));
+      check_no_leak(n);
+    }
+}
+
+TEST_CASE("refused O_DIRECT falls back to buffered reads") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.fault.enabled = true;
+  config.fault.refuse_o_direct = true;
+  node n{config};
+  dataset d;
+  d.write(n, 10, "buffered-");
+  check_batch(n, d, d.keys);
+  check_no_leak(n);
+}
+
+TEST_CASE("an unreleased lease expires and a late release is harmless") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.read.lease_ms = 20;
+  node n{config};
+  dataset d;
+  d.write(n, 6, "lease-");
+  auto forgotten = n.get_batch(d.keys);
+  CHECK(n.read_stats().leases >= 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (n.read_stats().leases != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();  // the lease clock runs in the arena; we only look
+  const auto s = n.read_stats();
+  CHECK(s.leases == 0);
+  CHECK(s.expired >= 1);
+  forgotten.release();  // late: nothing happens
+  check_no_leak(n);
+  check_batch(n, d, d.keys);
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

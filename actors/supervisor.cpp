@@ -106,10 +106,13 @@ node_actor::behavior_type supervisor(supervisor_pointer self, node_config config
   });
   return {
     [self](stats_atom) { return gather_stats(self); },
-    [self](caf::get_atom, std::vector<std::string>& keys) {
+    [self](caf::get_atom, std::vector<std::string>& keys, const std::string& mode) {
       const auto& st = self->state;
-      auto b = spawn_batch(self->home_system(), {st.services.catalog, st.services.arena,
-                                                 st.readers, st.config.read, st.config.fault});
+      auto read = st.config.read;
+      if (!mode.empty()) read.mode = mode;
+      auto b = spawn_batch(self->home_system(),
+                           {st.services.catalog, st.services.arena, st.readers, read,
+                            st.config.fault});
       return self->delegate(b, caf::get_atom_v, std::move(keys));
     },
   };

@@ -256,7 +256,7 @@ std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
 
 void node::flush() { impl_->ask<caf::ok_atom>(impl_->writer, caf::flush_atom_v); }
 
-batch_values node::get_batch(const std::vector<std::string>& keys) {
+batch_values node::get_batch(const std::vector<std::string>& keys, const std::string& mode) {
   auto& i = *impl_;
   if (!i.system) throw std::runtime_error("the node is stopped");
   // The batch has its own deadline (read.timeout_ms); this one only bounds a lost reply.
@@ -264,7 +264,9 @@ batch_values node::get_batch(const std::vector<std::string>& keys) {
   get_reply reply;
   caf::error failure;
   const std::chrono::milliseconds deadline{i.config.read.timeout_ms * 2};
-  self->request(i.supervisor, deadline, caf::get_atom_v, keys)
+  if (!mode.empty() && mode != "window" && mode != "group")
+    throw std::invalid_argument("get_batch: mode \"" + mode + "\" is not window or group");
+  self->request(i.supervisor, deadline, caf::get_atom_v, keys, mode)
     .receive([&](get_reply& r) { reply = std::move(r); },
              [&](caf::error& err) { failure = std::move(err); });
   batch_values out;

@@ -92,8 +92,9 @@ public:
   void flush();
 
   // Reads the keys' values, all buckets at once through the readers, and checks each
-  // (length, crc32c, key, bucket) before handing it out; one status per key.
-  batch_values get_batch(const std::vector<std::string>& keys);
+  // (length, crc32c, key, bucket) before handing it out; one status per key. `mode`
+  // ("window" or "group") overrides read.mode for this batch: the benchmarks compare.
+  batch_values get_batch(const std::vector<std::string>& keys, const std::string& mode = "");
 
   // The same, copied into `buffers[i]` for keys[i], the arena released at once. A
   // buffer too small for its value gives that key too_large; `sizes[i]` gets the size.

@@ -41,6 +41,21 @@ struct bench_write_options {
 };
 int run_bench_write(const bench_write_options& options);
 
+struct bench_read_options {
+  std::vector<std::uint64_t> object_sizes{1887436, 131072};
+  std::uint64_t dataset_bytes = 8ull << 30;
+  std::uint64_t batch_bytes = 430000000;                     // one BatchGet
+  std::vector<unsigned> concurrency{1, 2, 4};                // batches at once
+  unsigned runs = 3;
+  bool fio = true;
+  bool verify = false;                                       // every byte, at the end
+  bool keep_data = false;
+  std::uint64_t seed = 1;
+  std::string json;
+  std::filesystem::path dir = "/var/tmp";
+};
+int run_bench_read(const bench_read_options& options);
+
 struct bench_store_options {
   std::uint64_t keys = 1000000;
   std::uint64_t buckets = 10000;

@@ -111,6 +111,17 @@ int main(int argc, char** argv) {
   bench_write->add_flag("!--no-fio", write_opts.fio, "Skip the fio limit");
   bench_write->add_option("--json", write_opts.json, "Also write the figures here");
   bench_write->add_option("--dir", write_opts.dir, "Where to write (default /var/tmp)");
+  spillway::bench_read_options read_opts;
+  auto* bench_read = bench->add_subcommand("read", "Batch gets from the disk: window, group, fio");
+  bench_read->add_option("--object-size", read_opts.object_sizes, "Value bytes, each a table");
+  bench_read->add_option("--dataset", read_opts.dataset_bytes, "Bytes written per object size");
+  bench_read->add_option("--batch", read_opts.batch_bytes, "Bytes per batch get");
+  bench_read->add_option("--concurrency", read_opts.concurrency, "Batches at once, each a column");
+  bench_read->add_option("--runs", read_opts.runs, "Interleaved runs (median)");
+  bench_read->add_flag("--fio,!--no-fio", read_opts.fio, "Measure fio over the same files");
+  bench_read->add_flag("--verify", read_opts.verify, "Compare every byte at the end");
+  bench_read->add_option("--json", read_opts.json, "Also write the figures here");
+  bench_read->add_option("--dir", read_opts.dir, "Where to write (default /var/tmp)");
   spillway::bench_store_options store_opts;
   auto* bench_store = bench->add_subcommand("store", "Catalog bytes per key, recovery time");
   bench_store->add_option("--keys", store_opts.keys, "Keys in the catalog");
@@ -150,6 +161,7 @@ int main(int argc, char** argv) {
     if (*inspect) return spillway::run_inspect(store_node(source), verify);
     if (*bench_write) return spillway::run_bench_write(write_opts);
     if (*bench_store) return spillway::run_bench_store(store_opts);
+    if (*bench_read) return spillway::run_bench_read(read_opts);
     if (*bench_transfer) return spillway::run_bench_transfer(transfer_opts);
     if (*peer) {
       peer_opts.segment_size = *spillway::parse_size(peer_size);

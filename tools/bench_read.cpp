@@ -1,0 +1,260 @@
+// `spillway bench read` (BENCHMARKS.md "Read") and the read half of `spillway demo`:
+// a dataset written through the put path, then batches of ~430 MB of keys drawn at
+// random across every bucket, N of them at once, read cold (O_DIRECT) by the `window`
+// design and by the RFC's `group` baseline, and by fio over the same files, the runs
+// interleaved. Every value is checked by the batch (length, crc32c against what was
+// written) and the bench fails loudly if one is not ok.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "runtime/generated_value.hpp"
+#include "runtime/kernel_probe.hpp"
+#include "runtime/node.hpp"
+#include "tools/bench_util.hpp"
+#include "tools/commands.hpp"
+
+namespace spillway {
+namespace {
+
+constexpr std::uint64_t value_seed = 11;
+
+node_config bench_node(const bench_read_options& o, const std::filesystem::path& dir) {
+  auto config = load_config_text("", "bench");
+  config.storage.data_dir = dir.string();
+  config.storage.max_total_size = 1ull << 40;
+  config.node.listen = "";
+  config.node.log_level = "warn";
+  // Room for the widest round (N batches at once), in whole hugepage-sized chunks.
+  const auto arena = (o.batch_bytes * o.concurrency.back() * 5 / 4 + (1u << 30) - 1) >> 30 << 30;
+  config.read.arena_size = arena;
+  return config;
+}
+
+std::vector<std::string> write_dataset(node& store, std::uint64_t object_size,
+                                       std::uint64_t dataset_bytes) {
+  const auto count = std::max<std::uint64_t>(1, dataset_bytes / object_size);
+  std::vector<std::string> keys;
+  std::vector<std::future<std::vector<key_status>>> acks;
+  const auto per_put = std::max<std::uint64_t>(1, (64u << 20) / object_size);
+  const bool terminal = ::isatty(STDERR_FILENO);
+  for (std::uint64_t next = 0; next < count;) {
+    std::vector<std::string> batch_keys, values;
+    for (const auto end = std::min(count, next + per_put); next < end; ++next) {
+      batch_keys.push_back(generated_key("obj-", next));
+      values.push_back(generated_value(object_size, value_seed, batch_keys.back()));
+    }
+    keys.insert(keys.end(), batch_keys.begin(), batch_keys.end());
+    acks.push_back(store.put(std::move(batch_keys), std::move(values)));
+    if (acks.size() > 4) {  // bound the values held in memory
+      for (const auto& s : acks.front().get())
+        if (!s.ok()) throw std::runtime_error("bench read: a put failed: " + to_string(s));
+      acks.erase(acks.begin());
+    }
+    if (terminal)
+      std::fprintf(stderr, "\rwriting the dataset: %llu/%llu",
+                   static_cast<unsigned long long>(next), static_cast<unsigned long long>(count));
+  }
+  store.flush();
+  if (terminal) std::fputc('\n', stderr);
+  for (auto& a : acks)
+    for (const auto& s : a.get())
+      if (!s.ok()) throw std::runtime_error("bench read: a put failed: " + to_string(s));
+  return keys;
+}
+
+// One round: N batches at once, each of random distinct keys; GB/s of value bytes.
+double read_round(node& store, const std::vector<std::string>& keys, std::uint64_t object_size,
+                  std::uint64_t batch_bytes, unsigned n, const std::string& mode,
+                  std::mt19937_64& random) {
+  const auto per_batch = std::min<std::size_t>(keys.size(), std::max<std::uint64_t>(1, batch_bytes / object_size));
+  std::vector<std::vector<std::string>> batches(n);
+  for (auto& b : batches) {
+    std::vector<std::string> shuffled = keys;
+    std::shuffle(shuffled.begin(), shuffled.end(), random);
+    b.assign(shuffled.begin(), shuffled.begin() + static_cast<std::ptrdiff_t>(per_batch));
+  }
+  std::vector<std::thread> clients;
+  std::vector<std::string> failures(n);
+  bench::stopwatch clock;
+  for (unsigned c = 0; c < n; ++c)
+    clients.emplace_back([&, c] {
+      const auto got = store.get_batch(batches[c], mode);
+      for (std::size_t k = 0; k < got.values().size(); ++k)
+        if (!got.values()[k].status.ok() || got.values()[k].bytes.size() != object_size)
+          failures[c] = batches[c][k] + ": " + to_string(got.values()[k].status);
+    });
+  for (auto& t : clients) t.join();
+  const double seconds = clock.seconds();
+  for (const auto& f : failures)
+    if (!f.empty()) throw std::runtime_error("bench read: a value came back wrong: " + f);
+  return static_cast<double>(per_batch * n * object_size) / seconds / 1e9;
+}
+
+// fio's random reads of the same size over the same bucket files, as many in flight as
+// the readers keep; its own rate (bw_bytes).
+double fio_round(const std::filesystem::path& dir, std::uint64_t object_size, std::uint64_t bytes,
+                 unsigned iodepth, bool hugepages) {
+  std::string files;
+  for (const auto& e : std::filesystem::directory_iterator{dir})
+    if (e.path().extension() == ".bucket") files += (files.empty() ? "" : ":") + e.path().string();
+  const auto block = (object_size + 4095) / 4096 * 4096;
+  const auto report = bench::capture(
+    "fio --output-format=json --name=read --filename=" + files + " --rw=randread --bs=" +
+    std::to_string(block) + " --iodepth=" + std::to_string(iodepth) +
+    " --ioengine=io_uring --direct=1 --fixedbufs --io_size=" + std::to_string(bytes) +
+    (hugepages ? " --mem=shmhuge" : ""));
+  double best = 0;
+  for (auto at = report.find("\"bw_bytes\""); at != std::string::npos;
+       at = report.find("\"bw_bytes\"", at + 1))
+    best = std::max(best, std::strtod(report.c_str() + report.find(':', at) + 1, nullptr));
+  return best / 1e9;
+}
+
+struct cold_start {
+  double first_batch_s = 0;
+  double registered_s = 0;
+  std::uint64_t reads_before_registered = 0;
+  std::uint64_t failed_reads = 0;
+  std::string pages;
+};
+
+bool all_registered(node& store) {
+  const auto chunks = (store.config().read.arena_size + store.config().read.arena_chunk - 1) /
+                      store.config().read.arena_chunk;
+  for (const auto& r : store.stats().readers)
+    if (r.engine == "io_uring" && r.registration_errno == 0 && r.registered_chunks != chunks)
+      return false;
+  return true;
+}
+
+// From the node's construction (recovery included) to the first batch served, and to
+// every reader holding the whole arena registered; no read may fail meanwhile.
+std::unique_ptr<node> start_cold(const node_config& config, const std::vector<std::string>& keys,
+                                 cold_start& out) {
+  bench::stopwatch clock;
+  auto store = std::make_unique<node>(config);
+  std::vector<std::string> first{keys.begin(), keys.begin() + std::min<std::size_t>(keys.size(), 8)};
+  std::thread batch{[&] {
+    const auto got = store->get_batch(first);
+    out.first_batch_s = clock.seconds();
+    for (const auto& v : got.values()) out.failed_reads += !v.status.ok();
+  }};
+  while (!all_registered(*store)) std::this_thread::yield();
+  out.registered_s = clock.seconds();
+  batch.join();
+  for (const auto& r : store->stats().readers) out.reads_before_registered += r.reads_plain;
+  out.pages = store->read_stats().pages;
+  return store;
+}
+
+// Reads every key back and compares every byte with what was written.
+void verify_every_byte(node& store, const std::vector<std::string>& keys,
+                       std::uint64_t object_size, std::uint64_t batch_bytes) {
+  const auto per_batch = std::max<std::uint64_t>(1, batch_bytes / object_size);
+  for (std::size_t at = 0; at < keys.size(); at += per_batch) {
+    const std::vector<std::string> batch{keys.begin() + at,
+                                         keys.begin() + std::min(keys.size(), at + per_batch)};
+    const auto got = store.get_batch(batch);
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      const auto& v = got.values()[k];
+      const std::string_view bytes{reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()};
+      if (!v.status.ok() || bytes != generated_value(object_size, value_seed, batch[k]))
+        throw std::runtime_error("verify: " + batch[k] + " came back wrong");
+    }
+  }
+}
+
+}  // namespace
+
+int run_bench_read(const bench_read_options& o) {
+  const bool fio = o.fio && bench::on_path("fio");
+  const bool hugepages = fio && probe_hugepages().hugetlb_free_bytes() >= (64u << 20);
+  std::mt19937_64 random{o.seed};
+  std::string json = "{\"runs\": " + std::to_string(o.runs) + ", \"fio_buffers\": " +
+                     (!fio ? "null" : hugepages ? "\"hugepage\"" : "\"plain\"") +
+                     ", \"results\": [";
+  std::string ratios = "], \"ratios\": [";
+  std::string cold_json;
+  for (const auto size : o.object_sizes) {
+    const auto dir = o.dir / ("spillway-bench-read-" + std::to_string(size));
+    std::filesystem::remove_all(dir);
+    const auto config = bench_node(o, dir);
+    std::vector<std::string> keys;
+    {
+      node writer{config};
+      keys = write_dataset(writer, size, o.dataset_bytes);
+    }
+    cold_start cold;
+    auto store = start_cold(config, keys, cold);
+    std::printf("\nobject size %llu, %zu keys, batches of %llu MB, arena %s pages\n",
+                static_cast<unsigned long long>(size), keys.size(),
+                static_cast<unsigned long long>(o.batch_bytes / 1000000), cold.pages.c_str());
+    std::printf("%-8s", "GB/s");
+    for (auto n : o.concurrency) std::printf("   N=%-5u", n);
+    std::printf("\n");
+    const unsigned iodepth = static_cast<unsigned>(config.read.readers * config.read.window);
+    std::vector<std::vector<double>> window(o.concurrency.size()), group(o.concurrency.size()),
+      limit(o.concurrency.size()), over_group(o.concurrency.size()), over_fio(o.concurrency.size());
+    for (unsigned run = 0; run < o.runs; ++run)  // interleaved: the host's noise is shared
+      for (std::size_t c = 0; c < o.concurrency.size(); ++c) {
+        const auto n = o.concurrency[c];
+        window[c].push_back(read_round(*store, keys, size, o.batch_bytes, n, "window", random));
+        group[c].push_back(read_round(*store, keys, size, o.batch_bytes, n, "group", random));
+        over_group[c].push_back(window[c].back() / group[c].back());
+        if (!fio) continue;
+        limit[c].push_back(fio_round(dir, size, o.batch_bytes * n, iodepth, hugepages));
+        over_fio[c].push_back(window[c].back() / limit[c].back());
+      }
+    auto row = [&](const char* name, const std::vector<std::vector<double>>& xs) {
+      std::printf("%-8s", name);
+      for (std::size_t c = 0; c < xs.size(); ++c) {
+        std::printf("   %-7.2f", bench::median(xs[c]));
+        if (json.back() == '}') json += ", ";
+        if (std::string{name}.find('/') == std::string::npos)
+          json += "{\"object_size\": " + std::to_string(size) + ", \"contender\": \"" + name +
+                  "\", \"n\": " + std::to_string(o.concurrency[c]) +
+                  ", \"gbps\": " + std::to_string(bench::median(xs[c])) + "}";
+      }
+      std::printf("\n");
+    };
+    row("window", window);
+    row("group", group);
+    if (fio) row("fio", limit);
+    row("w/group", over_group);
+    if (fio) row("w/fio", over_fio);
+    for (std::size_t c = 0; c < o.concurrency.size(); ++c) {
+      if (ratios.back() == '}') ratios += ", ";
+      ratios += "{\"object_size\": " + std::to_string(size) + ", \"n\": " +
+                std::to_string(o.concurrency[c]) + ", \"window_over_group\": " +
+                std::to_string(bench::median(over_group[c])) + ", \"window_over_fio\": " +
+                (fio ? std::to_string(bench::median(over_fio[c])) : "null") + "}";
+    }
+    std::printf("cold start: first batch %.3f s, every reader registered %.3f s, %llu reads "
+                "before that, %llu failed\n", cold.first_batch_s, cold.registered_s,
+                static_cast<unsigned long long>(cold.reads_before_registered),
+                static_cast<unsigned long long>(cold.failed_reads));
+    cold_json = "{\"arena_bytes\": " + std::to_string(config.read.arena_size) +
+                ", \"arena_pages\": \"" + cold.pages + "\", \"first_batch_s\": " +
+                std::to_string(cold.first_batch_s) + ", \"registered_s\": " +
+                std::to_string(cold.registered_s) + ", \"reads_before_registered\": " +
+                std::to_string(cold.reads_before_registered) + ", \"failed_reads\": " +
+                std::to_string(cold.failed_reads) + "}";
+    if (o.verify) {
+      verify_every_byte(*store, keys, size, o.batch_bytes);
+      std::printf("verified: every byte of %zu values\n", keys.size());
+    }
+    store.reset();
+    if (!o.keep_data) std::filesystem::remove_all(dir);
+    if (cold.failed_reads != 0) throw std::runtime_error("bench read: reads failed at cold start");
+  }
+  if (!o.json.empty())
+    std::ofstream{o.json} << json << ratios << "], \"cold_start\": " << cold_json << "}\n";
+  return 0;
+}
+
+}  // namespace spillway

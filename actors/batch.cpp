@@ -51,7 +51,7 @@ struct batch_state {
   std::size_t pins_missing = 0;
   std::size_t open_reads = 0;               // plans neither done nor failed
   std::size_t next_group = 0;               // group mode: the first plan of the next group
-  bool deadline_passed = false;
+  bool alloc_pending = false;               // an alloc is waiting at the arena
   static inline const char* name = "batch";
 
   bool group_mode() const { return context.config.mode == "group"; }
@@ -106,12 +106,20 @@ void dispatch(batch_pointer self, const std::vector<std::uint32_t>& which) {
 // reader, and the next group only once the whole group is back.
 void dispatch_next_group(batch_pointer self) {
   auto& st = self->state;
+  const bool in_flight = std::any_of(st.plans.begin(), st.plans.end(), [](const auto& p) {
+    return p.reader != no_reader && !p.done;
+  });
+  if (in_flight) return;
   std::vector<std::uint32_t> group;
   while (st.next_group < st.plans.size() && group.size() < st.context.config.queue_depth) {
     const auto& p = st.plans[st.next_group];
+    if (p.done) {  // failed before it was read (too large, bucket gone)
+      ++st.next_group;
+      continue;
+    }
+    if (!p.placed) break;  // waits for its extent; the next grant goes on from here
     if (!group.empty() && p.bucket != st.plans[group[0]].bucket) break;
-    if (p.placed && !p.done) group.push_back(static_cast<std::uint32_t>(st.next_group));
-    ++st.next_group;
+    group.push_back(static_cast<std::uint32_t>(st.next_group++));
   }
   dispatch(self, group);
 }
@@ -149,17 +157,17 @@ void on_read_done(batch_pointer self, const read_results& results) {
     st.reader_bytes[p.reader] -= p.item.length;
     check(self, p, r.result);
   }
-  if (st.group_mode()) {
-    const bool group_back = std::none_of(st.plans.begin(), st.plans.end(), [](const auto& p) {
-      return p.reader != no_reader && !p.done;
-    });
-    if (group_back) dispatch_next_group(self);
-  }
+  if (st.group_mode()) dispatch_next_group(self);
   finish_if_done(self);
 }
 
 void on_grant(batch_pointer self, arena_grant& grant) {
   auto& st = self->state;
+  st.alloc_pending = false;
+  if (!st.promise.pending()) {  // answered already (deadline): the extents go back
+    self->send(st.context.arena, release_atom_v, grant.lease);
+    return self->quit();
+  }
   st.reply.leases.push_back(grant.lease);
   std::vector<std::uint32_t> placed;
   std::size_t next = 0;
@@ -172,11 +180,8 @@ void on_grant(batch_pointer self, arena_grant& grant) {
     p.placed = true;
     placed.push_back(i);
   }
-  if (st.group_mode()) {
-    if (st.next_group == 0) dispatch_next_group(self);
-  } else {
-    dispatch(self, placed);
-  }
+  if (st.group_mode()) dispatch_next_group(self);
+  else dispatch(self, placed);
   const bool more = std::any_of(st.plans.begin(), st.plans.end(),
                                 [](const auto& p) { return !p.placed && !p.done; });
   if (more) allocate(self);
@@ -189,9 +194,13 @@ void allocate(batch_pointer self) {
   for (const auto& p : st.plans)
     if (!p.placed && !p.done) sizes.push_back(p.item.length);
   if (sizes.empty()) return finish_if_done(self);
+  st.alloc_pending = true;
+  // No timeout: the arena answers when space comes back, and the grant must reach us
+  // even after our deadline, or its extents would be lost (see on_grant).
   self->request(st.context.arena, caf::infinite, alloc_atom_v, std::move(sizes))
     .then([self](arena_grant& grant) { on_grant(self, grant); },
           [self](caf::error&) {
+            self->state.alloc_pending = false;
             for (auto& p : self->state.plans)
               if (!p.placed && !p.done) self->state.settle(p, {key_error::unavailable, 0});
             finish_if_done(self);
@@ -263,7 +272,7 @@ void finish_if_done(batch_pointer self) {
       self->send(b.reads.bucket, unpin_atom_v, static_cast<std::uint32_t>(b.reads.records.size()));
   for (auto lease : st.reply.leases) self->send(st.context.arena, ready_atom_v, lease);
   st.promise.deliver(std::move(st.reply));
-  self->quit();
+  if (!st.alloc_pending) self->quit();  // else on_grant gives the late extents back
 }
 
 // A reader that died took its reads with it: they go to the others.

@@ -6,6 +6,9 @@
 //
 // A group comes back with a status per slice: successes and final errors settle their
 // requests; retryable failures stay in the group, which goes again to the next lane.
+// The slicer monitors its lanes: when one dies, or answers a post with an error, the
+// groups it holds fail over to the others (CAF 0.17 sends nothing for a promise its
+// dead holder dropped); with no lane left they settle as `unavailable` at once.
 #include "actors/slicer.hpp"
 
 #include <algorithm>
@@ -38,6 +41,8 @@ struct slicer_state {
   std::shared_ptr<slice_pool> pool;
   std::unordered_map<std::uint64_t, batch_state> batches;
   std::deque<std::uint64_t> cutting;  // batches not fully cut, oldest first
+  // Groups lent to a lane: at most pool_groups when pooled, so a scan is cheap.
+  std::vector<std::pair<slice_group*, caf::actor_addr>> in_flight;
   std::uint64_t next_batch = 1;
   std::uint32_t next_lane = 0;
   bool pumping = false;
@@ -123,12 +128,29 @@ void recycle(slicer_state& st, slice_group* group) {
 
 void on_returned(slicer_pointer self, slice_group* group);
 
-// Every slice of a group whose lane has gone fails over as if its connection dropped.
-void on_lane_lost(slicer_pointer self, slice_group* group, const transport_actor& lane) {
-  auto& lanes = self->state.lanes;
-  lanes.erase(std::remove(lanes.begin(), lanes.end(), lane), lanes.end());
-  for (auto* s : group->items) s->status = {transfer_error::unavailable, 0};
-  on_returned(self, group);
+// Takes `group`'s entry off the in-flight list; false when `lane` no longer held it
+// (its groups already failed over when it died).
+bool landed(slicer_state& st, slice_group* group, const caf::actor_addr& lane) {
+  const auto at = std::find(st.in_flight.begin(), st.in_flight.end(), std::pair{group, lane});
+  if (at == st.in_flight.end()) return false;
+  *at = st.in_flight.back();
+  st.in_flight.pop_back();
+  return true;
+}
+
+// Drops `lane` and fails over every group it held, as if its connection dropped. Runs
+// for its down message and for each error it answered with; only the first does work.
+void on_lane_lost(slicer_pointer self, const caf::actor_addr& lane) {
+  auto& st = self->state;
+  std::erase_if(st.lanes, [&](const transport_actor& l) { return l.address() == lane; });
+  std::vector<slice_group*> held;
+  for (const auto& [group, holder] : st.in_flight)
+    if (holder == lane) held.push_back(group);
+  for (auto* group : held) {
+    landed(st, group, lane);
+    for (auto* s : group->items) s->status = {transfer_error::unavailable, 0};
+    on_returned(self, group);
+  }
 }
 
 // Hands a group to a lane: the next one in turn, or for a retry the one after the lane
@@ -143,10 +165,14 @@ void post(slicer_pointer self, slice_group* group, bool retry) {
   }
   const auto lane_index = (retry ? group->lane + 1 : st.next_lane++) % st.lanes.size();
   group->lane = static_cast<std::uint32_t>(lane_index);
-  const auto lane = st.lanes[lane_index];
-  self->request(lane, caf::infinite, post_atom_v, slice_group_ref{group, st.pool})
-    .then([self](slice_group_ref& ref) { on_returned(self, ref.group); },
-          [self, group, lane](caf::error&) { on_lane_lost(self, group, lane); });
+  const auto lane = st.lanes[lane_index].address();
+  st.in_flight.emplace_back(group, lane);
+  self->request(st.lanes[lane_index], caf::infinite, post_atom_v, slice_group_ref{group, st.pool})
+    .then(
+      [self, lane](slice_group_ref& ref) {
+        if (landed(self->state, ref.group, lane)) on_returned(self, ref.group);
+      },
+      [self, lane](caf::error&) { on_lane_lost(self, lane); });
 }
 
 void finish_if_done(slicer_pointer self, std::uint64_t id) {
@@ -263,6 +289,8 @@ slicer_actor::behavior_type slicer(slicer_pointer self, slicer_options options,
   st.options = options;
   st.lanes = std::move(lanes);
   st.segments = std::move(segments);
+  for (const auto& lane : st.lanes) self->monitor(lane);
+  self->set_down_handler([self](caf::down_msg& down) { on_lane_lost(self, down.source); });
   return {
     [self](transfer_atom, transfer_batch& requests) { return start_batch(self, requests); },
     [self](caf::update_atom, std::vector<segment_descriptor>& segments) {

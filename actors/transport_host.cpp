@@ -1,5 +1,7 @@
 #include "actors/transport_host.hpp"
 
+#include <random>
+
 #include <caf/actor_system.hpp>
 #include <caf/sec.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -13,7 +15,7 @@ transfer_host_actor::behavior_type transport_host(std::shared_ptr<const segment_
                                                   std::uint16_t data_port) {
   return {
     [segments, data_port](describe_atom) {
-      return transfer_peer_info{segments->list(), data_port};
+      return transfer_peer_info{segments->list(), data_port, transfer_process_token()};
     },
     [segments](checksum_atom, std::uint64_t segment, std::uint64_t offset,
                std::uint64_t length) -> caf::result<std::uint32_t> {
@@ -27,6 +29,14 @@ transfer_host_actor::behavior_type transport_host(std::shared_ptr<const segment_
 }
 
 }  // namespace
+
+std::uint64_t transfer_process_token() {
+  static const std::uint64_t token = [] {
+    std::random_device random;
+    return (std::uint64_t{random()} << 32) | random();
+  }();
+  return token;
+}
 
 transfer_host_actor spawn_transport_host(caf::actor_system& system,
                                          std::shared_ptr<const segment_table> segments,

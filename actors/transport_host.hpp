@@ -13,6 +13,9 @@
 
 namespace spillway {
 
+// Random, drawn once per process: equal tokens mean one address space.
+std::uint64_t transfer_process_token();
+
 transfer_host_actor spawn_transport_host(caf::actor_system& system,
                                          std::shared_ptr<const segment_table> segments,
                                          std::uint16_t data_port);

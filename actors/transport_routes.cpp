@@ -11,6 +11,7 @@
 #include "actors/local_transport.hpp"
 #include "actors/slicer.hpp"
 #include "actors/tcp_transport.hpp"
+#include "actors/transport_host.hpp"
 
 namespace spillway {
 namespace {
@@ -38,6 +39,18 @@ transfer_peer_info describe(caf::actor_system& system, const transfer_host_actor
   return info;
 }
 
+// Connects to the peer's transfer host and asks it for its descriptors: the exchange
+// by message that every route to a peer starts with.
+void reach_peer(caf::actor_system& system, const transfer_section& transfer,
+                const std::string& host, std::uint16_t control_port, transfer_route& route) {
+  auto remote = system.middleman().remote_actor<transfer_host_actor>(host, control_port);
+  if (!remote)
+    throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
+                             ": " + system.render(remote.error()));
+  route.host = *remote;
+  route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
+}
+
 }  // namespace
 
 transfer_route open_local_route(caf::actor_system& system, const transfer_section& transfer,
@@ -51,17 +64,30 @@ transfer_route open_local_route(caf::actor_system& system, const transfer_sectio
 
 transfer_route open_tcp_route(caf::actor_system& system, const transfer_section& transfer,
                               const std::string& host, std::uint16_t control_port) {
-  auto remote = system.middleman().remote_actor<transfer_host_actor>(host, control_port);
-  if (!remote)
-    throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
-                             ": " + system.render(remote.error()));
   const std::chrono::milliseconds timeout{transfer.slice_timeout_ms};
   transfer_route route;
-  route.host = *remote;
-  route.peer = describe(system, route.host, timeout);
+  reach_peer(system, transfer, host, control_port, route);
   for (std::uint64_t i = 0; i < transfer.tcp_lanes; ++i)
     route.lanes.push_back(spawn_tcp_transport(system, host, route.peer.data_port, timeout));
   spawn_slicers(system, transfer, route);
+  return route;
+}
+
+transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
+                                     const std::string& host, std::uint16_t control_port) {
+  transfer_route reached;
+  reach_peer(system, transfer, host, control_port, reached);
+  if (reached.peer.process != transfer_process_token())
+    throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
+                             " is another process: transfer.transport = \"local\" only "
+                             "reaches segments in this one; use \"tcp\"");
+  // Ids are 1, 2, ... in list order, so re-adding the descriptors keeps every id.
+  auto mirror = std::make_shared<segment_table>();
+  for (const auto& d : reached.peer.segments)
+    mirror->add(reinterpret_cast<std::byte*>(d.base), d.length, d.rkey);
+  auto route = open_local_route(system, transfer, std::move(mirror));
+  route.peer = std::move(reached.peer);
+  route.host = std::move(reached.host);
   return route;
 }
 

@@ -37,6 +37,12 @@ transfer_route open_local_route(caf::actor_system& system, const transfer_sectio
 transfer_route open_tcp_route(caf::actor_system& system, const transfer_section& transfer,
                               const std::string& host, std::uint16_t control_port);
 
+// The same peer reached by the `local` transport: its transfer host must be in this
+// process (same transfer_process_token), for the lane memcpys to the addresses its
+// descriptors give. Throws std::runtime_error otherwise.
+transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
+                                     const std::string& host, std::uint16_t control_port);
+
 // crc32c of a range of the peer's segment, asked of its transfer host: how bytes that
 // went to another process are verified. Throws std::runtime_error.
 std::uint32_t range_checksum(caf::actor_system& system, const transfer_route& route,

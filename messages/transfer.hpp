@@ -46,15 +46,17 @@ typename Inspector::result_type inspect(Inspector& f, transfer_reply& x) {
   return f(x.statuses, x.slices, x.slicing_ns, x.first_slice_ns);
 }
 
-// What a segment owner tells a peer: its segments, and where its tcp lanes connect.
+// What a segment owner tells a peer: its segments, where its tcp lanes connect, and
+// which process it is, so that the `local` transport refuses a peer it cannot memcpy to.
 struct transfer_peer_info {
   std::vector<segment_descriptor> segments;
   std::uint16_t data_port = 0;
+  std::uint64_t process = 0;  // transfer_process_token() of the owner
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, transfer_peer_info& x) {
-  return f(caf::meta::type_name("transfer_peer_info"), x.segments, x.data_port);
+  return f(caf::meta::type_name("transfer_peer_info"), x.segments, x.data_port, x.process);
 }
 
 using transport_actor =

@@ -27,6 +27,7 @@
 #include "actors/reader.hpp"
 #include "actors/registrar.hpp"
 #include "actors/supervisor.hpp"
+#include "actors/transfer_engine.hpp"
 #include "actors/writer.hpp"
 #include "config/endpoint.hpp"
 #include "messages/node.hpp"
@@ -50,6 +51,7 @@ struct node::impl {
   registrar_actor registrar;
   arena_actor arena;
   std::vector<caf::actor> listeners;    // on_evicted callbacks
+  std::unique_ptr<transfer_engine> transfer;
   std::uint16_t port = 0;
 
   std::chrono::milliseconds timeout() const {
@@ -158,6 +160,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
 
   configure_actor_system(i.caf_config, c);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
+  i.transfer = std::make_unique<transfer_engine>(*i.system, c.transfer);
   i.catalog = spawn_catalog(*i.system, cataloging, std::move(recovered));
   i.writer = spawn_writer(*i.system, writing, i.catalog);
   const auto chunks = static_cast<std::uint32_t>(
@@ -201,6 +204,7 @@ void node::stop() {
 // the last reference to its actor, and the system waits for that thread.
 void node::stop_services() {
   auto& i = *impl_;
+  i.transfer.reset();  // its routes and services, before the actors are awaited
   for (auto a : {caf::actor_cast<caf::actor>(i.writer), caf::actor_cast<caf::actor>(i.catalog),
                  caf::actor_cast<caf::actor>(i.registrar), caf::actor_cast<caf::actor>(i.arena)})
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
@@ -346,5 +350,29 @@ catalog_stats node::store_stats() {
 }
 
 arena_stats node::read_stats() { return impl_->ask<arena_stats>(impl_->arena, stats_atom_v); }
+
+segment_descriptor node::register_segment(void* base, std::uint64_t length) {
+  if (!impl_->transfer) throw std::runtime_error("the node is stopped");
+  return impl_->transfer->register_segment(base, length);
+}
+
+std::uint16_t node::transfer_port() {
+  if (!impl_->transfer) throw std::runtime_error("the node is stopped");
+  return impl_->transfer->control_port();
+}
+
+transfer_peer node::connect_peer(const std::string& host, std::uint16_t transfer_port) {
+  if (!impl_->transfer) throw std::runtime_error("the node is stopped");
+  return impl_->transfer->connect(host, transfer_port);
+}
+
+std::future<std::vector<transfer_status>> node::transfer(const transfer_peer& peer,
+                                                         std::vector<transfer_request> requests) {
+  if (impl_->transfer) return impl_->transfer->submit(peer, std::move(requests));
+  std::promise<std::vector<transfer_status>> stopped;
+  stopped.set_value(std::vector<transfer_status>(requests.size(),
+                                                 {transfer_error::unavailable, 0}));
+  return stopped.get_future();
+}
 
 }  // namespace spillway

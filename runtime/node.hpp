@@ -17,6 +17,9 @@
 #include "config/config.hpp"
 #include "messages/key_status.hpp"
 #include "messages/stats.hpp"
+#include "runtime/segment.hpp"
+#include "runtime/slice.hpp"
+#include "runtime/transfer_peer.hpp"
 
 namespace spillway {
 
@@ -117,6 +120,24 @@ public:
   node_stats stats();
   catalog_stats store_stats();
   arena_stats read_stats();
+
+  // The transfer engine (DESIGN.md "Transfer", transfer.transport local or tcp). Its
+  // services (the tcp server on transfer.listen, a transfer host for descriptors)
+  // start with the first of these calls. Each throws std::runtime_error when they
+  // cannot start, or the node is stopped.
+  //
+  // Lets peers read and write [base, base + length) until the node stops.
+  segment_descriptor register_segment(void* base, std::uint64_t length);
+  // Where peers connect_peer() to this node: its transfer host, on transfer.listen's host.
+  std::uint16_t transfer_port();
+  // Asks the peer's transfer host for its segment descriptors, by message, and opens a
+  // route to it: tcp lanes, or for `local` a memcpy lane (the peer in this process).
+  transfer_peer connect_peer(const std::string& host, std::uint16_t transfer_port);
+  // Moves each request between this process's memory and the peer's segments; one
+  // status per request (unknown_segment, out_of_bounds, ... by request). The memory
+  // must stay valid until the future is ready.
+  std::future<std::vector<transfer_status>> transfer(const transfer_peer& peer,
+                                                     std::vector<transfer_request> requests);
 
 private:
   void stop_services();

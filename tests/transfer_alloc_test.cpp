@@ -1,34 +1,18 @@
-// No heap allocation per slice: this file replaces the global operator new of the test
-// binary with one that counts calls made on the counting thread, then runs batches of
+// No heap allocation per slice: with tests/allocation_counter counting the calls of
+// operator new made on this thread, it runs batches of
 // 20 000 slices through a slicer and the local transport on the deterministic
 // scheduler (all on this thread). The count may grow with groups and batches (CAF
 // messages, the batch's own vectors), never with slices; the naive contender, which
 // allocates each slice, shows the counter sees per-slice allocation when there is some.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "actors/local_transport.hpp"
 #include "actors/slicer.hpp"
+#include "tests/allocation_counter.hpp"
 #include "tests/det_fixture.hpp"
-
-namespace {
-thread_local bool counting = false;
-thread_local std::size_t allocations = 0;
-}  // namespace
-
-// noinline: inlined into CAF's code, GCC would pair its `new` with our free() and
-// warn (-Wmismatched-new-delete) although the two replacements do match.
-__attribute__((noinline)) void* operator new(std::size_t size) {
-  if (counting) ++allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc{};
-}
-__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace spillway {
 namespace {
@@ -55,10 +39,12 @@ struct alloc_fixture : test::det_fixture {
       batch[i] = {transfer_op::write, source.data() + i * chunk_size, segment.id,
                   i * chunk_size, chunk_size};
     auto answer = self->request(slicer, caf::infinite, transfer_atom_v, std::move(batch));
-    allocations = 0;
-    counting = true;
-    sched.run();
-    counting = false;
+    std::size_t allocations = 0;
+    {
+      test::allocation_counter counter;
+      sched.run();
+      allocations = counter.count();
+    }
     answer.receive([](transfer_reply& r) { CHECK(r.slices == chunks); },
                    [](caf::error& err) { FAIL(to_string(err)); });
     return allocations;

@@ -1,0 +1,135 @@
+// The engine behind node::register_segment, connect_peer and transfer. A batch goes to
+// the route's next slicer with send_as from a hidden receiver that monitors the
+// slicer: the reply fulfils the caller's future, and a slicer that dies first fails
+// the batch as `unavailable` instead of leaving the future hanging.
+#include "actors/transfer_engine.hpp"
+
+#include <stdexcept>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/send.hpp>
+
+#include "actors/transport_host.hpp"
+#include "config/endpoint.hpp"
+#include "runtime/tcp_server.hpp"
+
+namespace spillway {
+namespace {
+
+using status_promise = std::shared_ptr<std::promise<std::vector<transfer_status>>>;
+
+std::vector<transfer_status> all_unavailable(std::size_t n) {
+  return std::vector<transfer_status>(n, {transfer_error::unavailable, 0});
+}
+
+caf::behavior batch_receiver(caf::event_based_actor* self, status_promise promise,
+                             std::size_t n, const slicer_actor& slicer) {
+  self->monitor(slicer);
+  self->set_down_handler([self, promise, n](caf::down_msg&) {
+    promise->set_value(all_unavailable(n));
+    self->quit();
+  });
+  return {
+    [self, promise](transfer_reply& reply) {
+      promise->set_value(std::move(reply.statuses));
+      self->quit();
+    },
+  };
+}
+
+}  // namespace
+
+transfer_engine::transfer_engine(caf::actor_system& system, transfer_section transfer)
+    : system_(system), transfer_(std::move(transfer)) {}
+
+transfer_engine::~transfer_engine() { stop(); }
+
+// The tcp server binds transfer.listen; the transfer host goes on the same host, on a
+// port of its own that peers learn from control_port().
+void transfer_engine::start_services() {
+  if (stopped_) throw std::runtime_error("transfer: the node is stopped");
+  if (host_) return;
+  const auto where = parse_endpoint(transfer_.listen);  // validated by the config loader
+  std::uint16_t data_port = 0;
+  if (transfer_.transport == "tcp") {
+    try {
+      server_ = std::make_unique<tcp_server>(segments_, where->host, where->port);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("transfer.listen = \"" + transfer_.listen +
+                               "\": cannot listen: " + e.what());
+    }
+    data_port = server_->port();
+  }
+  auto host = spawn_transport_host(system_, segments_, data_port);
+  auto port = system_.middleman().publish(host, 0, where->host.c_str());
+  if (!port) {
+    caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+    throw std::runtime_error("transfer: cannot publish the transfer host on " + where->host +
+                             ": " + system_.render(port.error()));
+  }
+  host_ = std::move(host);
+  control_port_ = *port;
+}
+
+segment_descriptor transfer_engine::register_segment(void* base, std::uint64_t length) {
+  std::lock_guard lock{mutex_};
+  start_services();
+  return segments_->add(static_cast<std::byte*>(base), length);
+}
+
+std::uint16_t transfer_engine::control_port() {
+  std::lock_guard lock{mutex_};
+  start_services();
+  return control_port_;
+}
+
+transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t control_port) {
+  std::lock_guard lock{mutex_};
+  start_services();
+  if (transfer_.transport == "local")
+    routes_.push_back(open_local_peer_route(system_, transfer_, host, control_port));
+  else if (transfer_.transport == "tcp")
+    routes_.push_back(open_tcp_route(system_, transfer_, host, control_port));
+  else
+    throw std::runtime_error("transfer.transport = \"" + transfer_.transport +
+                             "\": connect_peer supports local and tcp");
+  return {static_cast<std::uint32_t>(routes_.size() - 1), routes_.back().peer.segments};
+}
+
+std::future<std::vector<transfer_status>> transfer_engine::submit(
+  const transfer_peer& peer, std::vector<transfer_request> requests) {
+  auto promise = std::make_shared<std::promise<std::vector<transfer_status>>>();
+  auto result = promise->get_future();
+  const auto n = requests.size();
+  slicer_actor slicer;
+  {
+    std::lock_guard lock{mutex_};
+    if (!stopped_ && peer.route < routes_.size()) slicer = routes_[peer.route].pick();
+  }
+  if (!slicer) {
+    promise->set_value(all_unavailable(n));
+    return result;
+  }
+  // Hidden: a stopping node does not wait for it; its slicer's exit settles it.
+  auto receiver = system_.spawn<caf::hidden>(batch_receiver, promise, n, slicer);
+  caf::send_as(receiver, slicer, transfer_atom_v, transfer_batch(std::move(requests)));
+  return result;
+}
+
+void transfer_engine::stop() {
+  std::lock_guard lock{mutex_};
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& route : routes_) close_route(route);
+  routes_.clear();
+  if (host_) {
+    system_.middleman().unpublish(host_, control_port_);  // frees the port now
+    caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
+  }
+  host_ = nullptr;
+  server_.reset();  // shuts its sessions down and joins their threads
+}
+
+}  // namespace spillway

@@ -1,0 +1,67 @@
+// The node's transfer engine (DESIGN.md "Transfer"): this node's segments, the
+// services that let peers reach them (a transfer host published for descriptors, the
+// tcp server on transfer.listen) and a route per peer connected. The services start
+// on first need, so a node that never transfers binds nothing. Thread-safe: the
+// node's callers share one engine.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "actors/transport_routes.hpp"
+#include "config/config.hpp"
+#include "messages/transfer.hpp"
+#include "runtime/transfer_peer.hpp"
+
+namespace spillway {
+
+class tcp_server;
+
+class transfer_engine {
+public:
+  // Starts nothing. transfer.transport is "local" or "tcp" (rdma has its own engine).
+  transfer_engine(caf::actor_system& system, transfer_section transfer);
+  ~transfer_engine();
+  transfer_engine(const transfer_engine&) = delete;
+  transfer_engine& operator=(const transfer_engine&) = delete;
+
+  // Registers [base, base + length) for peers to read and write. Throws
+  // std::runtime_error when the services cannot start (transfer.listen taken).
+  segment_descriptor register_segment(void* base, std::uint64_t length);
+
+  // The port of this node's published transfer host, on transfer.listen's host.
+  std::uint16_t control_port();
+
+  // Exchanges descriptors with the peer whose transfer host is at host:control_port
+  // and opens a route to it. Throws std::runtime_error.
+  transfer_peer connect(const std::string& host, std::uint16_t control_port);
+
+  // One status per request, in order; `unavailable` for all once the engine stopped
+  // or the route's slicer is gone. The caller's memory must outlive the future.
+  std::future<std::vector<transfer_status>> submit(const transfer_peer& peer,
+                                                   std::vector<transfer_request> requests);
+
+  // Stops routes, host and server. Idempotent; the actor system outlives it.
+  void stop();
+
+private:
+  void start_services();  // caller holds mutex_
+
+  caf::actor_system& system_;
+  transfer_section transfer_;
+  std::mutex mutex_;
+  std::shared_ptr<segment_table> segments_ = std::make_shared<segment_table>();
+  std::unique_ptr<tcp_server> server_;
+  transfer_host_actor host_;
+  std::uint16_t control_port_ = 0;
+  std::vector<transfer_route> routes_;
+  bool stopped_ = false;
+};
+
+}  // namespace spillway

@@ -1,0 +1,132 @@
+// The embedding API of the transfer engine: two nodes in this process, one owning a
+// segment and one moving bytes to and from it through node::transfer, over tcp and
+// over local; bad requests answered per request; services that start only when used.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/node.hpp"
+#include "runtime/tcp_socket.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace spillway {
+namespace {
+
+constexpr std::uint64_t segment_size = 1 << 20;
+constexpr std::uint64_t chunk = 100000;  // a slice and a tail, not a multiple of either
+
+node_config transfer_node(const test::temp_dir& dir, const std::string& transport) {
+  node_config config;
+  config.storage.data_dir = dir.path().string();
+  config.node.listen = "";
+  config.node.log_level = "warn";
+  config.read.readers = 1;
+  config.transfer.transport = transport;
+  config.transfer.listen = "127.0.0.1:0";
+  config.transfer.slicers = 1;
+  config.transfer.tcp_lanes = 2;
+  return config;
+}
+
+// An owner with one segment and a client connected to it.
+struct node_pair {
+  test::temp_dir owner_dir, client_dir;
+  node owner, client;
+  std::vector<std::byte> memory = std::vector<std::byte>(segment_size);
+  segment_descriptor segment;
+  transfer_peer peer;
+
+  explicit node_pair(const std::string& transport)
+      : owner(transfer_node(owner_dir, transport)), client(transfer_node(client_dir, transport)) {
+    segment = owner.register_segment(memory.data(), memory.size());
+    peer = client.connect_peer("127.0.0.1", owner.transfer_port());
+  }
+
+  // `count` requests of `chunk` bytes, back to back from offset 0.
+  std::vector<transfer_status> run(transfer_op op, std::byte* local, std::uint64_t count) {
+    std::vector<transfer_request> requests;
+    for (std::uint64_t i = 0; i < count; ++i)
+      requests.push_back({op, local + i * chunk, segment.id, i * chunk, chunk});
+    return client.transfer(peer, std::move(requests)).get();
+  }
+};
+
+std::vector<std::byte> pattern(std::size_t size) {
+  std::vector<std::byte> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = std::byte(i * 31 + (i >> 11));
+  return bytes;
+}
+
+TEST_SUITE("transfer-node") {
+
+TEST_CASE("node transfer writes and reads back a peer node's segment over tcp and local") {
+  for (const std::string transport : {"tcp", "local"}) {
+    CAPTURE(transport);
+    node_pair pair{transport};
+    REQUIRE(pair.peer.segments == std::vector<segment_descriptor>{pair.segment});
+    const std::uint64_t count = segment_size / chunk;
+    const auto source = pattern(count * chunk);
+    std::vector<std::byte> back(source.size());
+    const std::vector<transfer_status> ok(count);
+    CHECK(pair.run(transfer_op::write, const_cast<std::byte*>(source.data()), count) == ok);
+    CHECK(std::memcmp(pair.memory.data(), source.data(), source.size()) == 0);
+    CHECK(pair.run(transfer_op::read, back.data(), count) == ok);
+    CHECK(back == source);
+  }
+}
+
+TEST_CASE("node transfer answers each bad request with a named error") {
+  for (const std::string transport : {"tcp", "local"}) {
+    CAPTURE(transport);
+    node_pair pair{transport};
+    std::vector<std::byte> local(64, std::byte{7});
+    const auto id = pair.segment.id;
+    const auto statuses =
+      pair.client
+        .transfer(pair.peer, {{transfer_op::write, local.data(), id + 1, 0, 64},
+                              {transfer_op::write, local.data(), id, segment_size - 32, 64},
+                              {transfer_op::write, local.data(), id, segment_size - 64, 64},
+                              {transfer_op::read, local.data(), id, ~0ull - 8, 64}})
+        .get();
+    REQUIRE(statuses.size() == 4);
+    CHECK(to_string(statuses[0]) == "unknown_segment");
+    CHECK(to_string(statuses[1]) == "out_of_bounds");
+    CHECK(statuses[2].ok());
+    CHECK(to_string(statuses[3]) == "length_overflow");
+    CHECK(pair.memory[segment_size - 1] == std::byte{7});
+  }
+}
+
+TEST_CASE("node transfer to a peer never connected or after stop is unavailable") {
+  node_pair pair{"tcp"};
+  std::vector<std::byte> local(8);
+  const std::vector<transfer_request> one{{transfer_op::read, local.data(), 1, 0, 8}};
+  const transfer_peer stranger{7, {}};
+  CHECK(pair.client.transfer(stranger, one).get()[0].error == transfer_error::unavailable);
+  pair.client.stop();
+  CHECK(pair.client.transfer(pair.peer, one).get()[0].error == transfer_error::unavailable);
+  CHECK_THROWS_AS(pair.client.register_segment(local.data(), local.size()), std::runtime_error);
+}
+
+TEST_CASE("transfer services start on first use and name transfer.listen when it is taken") {
+  test::temp_dir dir;
+  const auto taken = listen_tcp("127.0.0.1", 0);  // held by this test
+  auto config = transfer_node(dir, "tcp");
+  config.transfer.listen = "127.0.0.1:" + std::to_string(local_port(taken.get()));
+  node n{config};  // binds nothing yet, so it starts
+  std::byte memory[16];
+  try {
+    n.register_segment(memory, sizeof memory);
+    FAIL("register_segment bound a port that is taken");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string{e.what()}.find("transfer.listen") != std::string::npos);
+  }
+}
+
+}  // TEST_SUITE
+
+}  // namespace
+}  // namespace spillway

@@ -15,6 +15,8 @@
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -289,6 +291,7 @@ slicer_actor::behavior_type slicer(slicer_pointer self, slicer_options options,
   st.options = options;
   st.lanes = std::move(lanes);
   st.segments = std::move(segments);
+  st.in_flight.reserve(options.pool_groups);
   for (const auto& lane : st.lanes) self->monitor(lane);
   self->set_down_handler([self](caf::down_msg& down) { on_lane_lost(self, down.source); });
   return {

@@ -25,7 +25,8 @@ class tcp_server;
 
 class transfer_engine {
 public:
-  // Starts nothing. transfer.transport is "local" or "tcp" (rdma has its own engine).
+  // Starts nothing. Routes are "local" or "tcp"; connect() refuses "rdma", whose data
+  // path is not built yet.
   transfer_engine(caf::actor_system& system, transfer_section transfer);
   ~transfer_engine();
   transfer_engine(const transfer_engine&) = delete;

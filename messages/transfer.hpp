@@ -59,6 +59,32 @@ typename Inspector::result_type inspect(Inspector& f, transfer_peer_info& x) {
   return f(caf::meta::type_name("transfer_peer_info"), x.segments, x.data_port, x.process);
 }
 
+// One side of an RDMA RC queue pair, as the other side needs it to connect (RTR): the
+// exchange goes over the control channel, a CAF message, before any work request.
+// `gid` (RoCE's address, high and low 64 bits) and `lid` (InfiniBand's) name the port;
+// `segments` carry the rkeys of the side's memory regions.
+struct rdma_qp_info {
+  std::uint32_t qp_num = 0;
+  std::uint32_t psn = 0;  // first packet sequence number: 24 bits
+  std::uint16_t lid = 0;
+  std::uint8_t port = 1;
+  std::uint64_t gid_high = 0;
+  std::uint64_t gid_low = 0;
+  std::vector<segment_descriptor> segments;
+
+  bool operator==(const rdma_qp_info&) const = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, rdma_qp_info& x) {
+  return f(caf::meta::type_name("rdma_qp_info"), x.qp_num, x.psn, x.lid, x.port, x.gid_high,
+           x.gid_low, x.segments);
+}
+
+// connect(requester's QP) -> the owner's QP, created for it and moved to RTR.
+using rdma_host_actor =
+  caf::typed_actor<caf::replies_to<caf::connect_atom, rdma_qp_info>::with<rdma_qp_info>>;
+
 using transport_actor =
   caf::typed_actor<caf::replies_to<post_atom, slice_group_ref>::with<slice_group_ref>>;
 

@@ -28,6 +28,7 @@ struct read_result;
 struct reader_stats;
 struct resolve_reply;
 struct sealed_bucket;
+struct rdma_qp_info;
 struct segment_descriptor;
 struct transfer_peer_info;
 void register_message_types(caf::actor_system_config& config);
@@ -69,4 +70,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::segment_descriptor))
   CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::segment_descriptor>))
   CAF_ADD_TYPE_ID(spillway, (spillway::transfer_peer_info))
+  CAF_ADD_TYPE_ID(spillway, (spillway::rdma_qp_info))
 CAF_END_TYPE_ID_BLOCK(spillway)

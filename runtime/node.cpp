@@ -36,6 +36,7 @@
 #include "runtime/kernel_probe.hpp"
 #include "runtime/log.hpp"
 #include "runtime/rdma_devices.hpp"
+#include "runtime/rdma_selection.hpp"
 #include "runtime/recovery.hpp"
 
 namespace spillway {
@@ -78,13 +79,11 @@ namespace {
 // Asking for RDMA where there is none is an error, never a quiet switch to tcp.
 void check_transport(const transfer_section& transfer) {
   if (transfer.transport != "rdma") return;
-  const auto devices = list_rdma_devices();
-  if (devices.names.empty())
-    throw startup_error(
-      "transfer.transport = \"rdma\", but this machine has no RDMA device "
-      "(ibv_get_device_list: " +
-      std::string{devices.list_errno ? strerrorname_np(devices.list_errno) : "no device"} +
-      "); set transfer.transport = \"tcp\"");
+  try {
+    select_rdma_devices(list_rdma_devices(), transfer.rdma_devices);
+  } catch (const rdma_setup_error& e) {
+    throw startup_error(e.what());
+  }
 }
 
 void lock_data_dir(std::optional<data_dir_lock>& lock, const std::string& dir) {

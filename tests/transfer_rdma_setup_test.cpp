@@ -1,0 +1,100 @@
+// RDMA setup without a device: which devices transfer.rdma_devices selects and the
+// named errors when there are none or a name is not found (device name lists given
+// to the pure selection; nothing is opened), the startup error a node gives, and the
+// QP info a requester and an owner exchange, round-tripped through CAF's middleman.
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <memory>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "messages/transfer.hpp"
+#include "runtime/rdma_selection.hpp"
+
+namespace spillway {
+namespace {
+
+std::string selection_error(const rdma_device_list& found,
+                            const std::vector<std::string>& wanted) {
+  try {
+    select_rdma_devices(found, wanted);
+  } catch (const rdma_setup_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Answers every connect with `own` and keeps what the requester sent.
+rdma_host_actor::behavior_type qp_owner(rdma_qp_info own,
+                                        std::shared_ptr<rdma_qp_info> received) {
+  return {
+    [own, received](caf::connect_atom, rdma_qp_info& theirs) {
+      *received = std::move(theirs);
+      return own;
+    },
+  };
+}
+
+caf::actor_system_config& networked(caf::actor_system_config& config) {
+  config.load<caf::io::middleman>();
+  register_message_types(config);
+  return config;
+}
+
+TEST_SUITE("transfer-rdma") {
+
+TEST_CASE("rdma with no device found is an error that names tcp") {
+  const auto message = selection_error({{}, ENOSYS}, {});
+  CHECK(message.find("ENOSYS") != std::string::npos);
+  CHECK(message.find("transfer.transport = \"tcp\"") != std::string::npos);
+  CHECK(selection_error({{}, 0}, {"mlx5_0"}).find("\"tcp\"") != std::string::npos);
+}
+
+TEST_CASE("rdma device names not found are a named error") {
+  const rdma_device_list found{{"mlx5_0", "mlx5_1"}, 0};
+  const auto message = selection_error(found, {"mlx5_1", "mlx5_9"});
+  CHECK(message.find("transfer.rdma_devices") != std::string::npos);
+  CHECK(message.find("\"mlx5_9\"") != std::string::npos);
+  CHECK(message.find("found: mlx5_0, mlx5_1") != std::string::npos);
+}
+
+TEST_CASE("rdma devices named are selected in order and none named means all") {
+  const rdma_device_list found{{"mlx5_0", "mlx5_1"}, 0};
+  CHECK(select_rdma_devices(found, {}) == found.names);
+  CHECK(select_rdma_devices(found, {"mlx5_1", "mlx5_0"}) ==
+        std::vector<std::string>{"mlx5_1", "mlx5_0"});
+}
+
+TEST_CASE("rdma QP info goes to the owner and back by message between actor systems") {
+  caf::actor_system_config owner_config, requester_config;
+  caf::actor_system owner{networked(owner_config)};
+  caf::actor_system requester{networked(requester_config)};
+  const rdma_qp_info mine{0x1234, 0xabcdef, 7, 1, 0xfe80000000000000, 0x0202c9fffe000001,
+                          {{1, 0x7f0000000000, 1 << 20, 0x55}}};
+  const rdma_qp_info theirs{0x99, 0x10, 0, 2, 0xfe80000000000000, 0x2, {}};
+  auto received = std::make_shared<rdma_qp_info>();
+  auto host = owner.spawn(qp_owner, theirs, received);
+  auto port = owner.middleman().publish(host, 0, "127.0.0.1");
+  REQUIRE(port);
+  auto remote = requester.middleman().remote_actor<rdma_host_actor>("127.0.0.1", *port);
+  REQUIRE(remote);
+  caf::scoped_actor self{requester};
+  rdma_qp_info answer;
+  self->request(*remote, std::chrono::seconds(30), caf::connect_atom_v, mine)
+    .receive([&](rdma_qp_info& info) { answer = std::move(info); },
+             [&](caf::error& err) { FAIL(requester.render(err)); });
+  CHECK(answer == theirs);
+  CHECK(*received == mine);
+  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+}
+
+}  // TEST_SUITE
+
+}  // namespace
+}  // namespace spillway

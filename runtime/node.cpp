@@ -140,6 +140,31 @@ std::uint16_t publish(caf::actor_system& system, const node_actor& actor,
   return *port;
 }
 
+// The actors below take their state as spawn arguments rather than lambda captures:
+// CAF 0.17 dereferences a null argument tuple for an actor spawned with none
+// (UBSan: "reference binding to null pointer" in init_fun_factory).
+
+// Turns the writer's answer to one put into the value of that put's future.
+caf::behavior put_receiver(caf::event_based_actor* self,
+                           std::shared_ptr<std::promise<std::vector<key_status>>> promise,
+                           std::size_t keys, std::chrono::milliseconds deadline) {
+  return {
+    [self, promise](put_reply& r) {
+      promise->set_value(std::move(r.keys));
+      self->quit();
+    },
+    caf::after(deadline) >> [self, promise, keys] {
+      promise->set_value(std::vector<key_status>(keys, {key_error::timeout, 0}));
+      self->quit();
+    },
+  };
+}
+
+eviction_listener::behavior_type eviction_callback(
+  eviction_listener::pointer, std::function<void(std::vector<std::string>)> callback) {
+  return {[callback](evicted_atom, std::vector<std::string>& keys) { callback(std::move(keys)); }};
+}
+
 }  // namespace
 
 node::node(node_config config) : impl_(std::make_unique<impl>()) {
@@ -240,19 +265,7 @@ std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
   // seals it. The writer answers `receiver`; hidden, so a stopping node does not
   // wait for it.
   const auto deadline = std::chrono::milliseconds{i.config.storage.seal_after_ms} + i.timeout();
-  auto receiver = i.system->spawn<caf::hidden>(
-    [promise, n, deadline](caf::event_based_actor* self) -> caf::behavior {
-      return {
-        [=](put_reply& r) {
-          promise->set_value(std::move(r.keys));
-          self->quit();
-        },
-        caf::after(deadline) >> [=] {
-          promise->set_value(std::vector<key_status>(n, {key_error::timeout, 0}));
-          self->quit();
-        },
-      };
-    });
+  auto receiver = i.system->spawn<caf::hidden>(put_receiver, promise, n, deadline);
   caf::send_as(receiver, i.writer, caf::put_atom_v, std::move(keys), std::move(values));
   return result;
 }
@@ -332,12 +345,7 @@ std::uint64_t node::remove(const std::vector<std::string>& keys) {
 void node::on_evicted(std::function<void(std::vector<std::string>)> callback) {
   auto& i = *impl_;
   if (!i.system) throw std::runtime_error("the node is stopped");
-  auto listener = i.system->spawn(
-    [callback = std::move(callback)]() -> eviction_listener::behavior_type {
-      return {[callback](evicted_atom, std::vector<std::string>& keys) {
-        callback(std::move(keys));
-      }};
-    });
+  auto listener = i.system->spawn(eviction_callback, std::move(callback));
   caf::anon_send(i.catalog, caf::subscribe_atom_v, listener);
   i.listeners.push_back(caf::actor_cast<caf::actor>(listener));
 }

@@ -9,6 +9,9 @@ namespace spillway::test {
 
 class allocation_counter {
 public:
+  // False under AddressSanitizer, which owns operator new: the tests then skip.
+  static bool available();
+
   allocation_counter();   // starts counting on this thread, from zero
   ~allocation_counter();  // stops
   std::size_t count() const;

@@ -233,7 +233,8 @@ int read_ring::adopt(int source_ring_fd, const std::vector<std::uint64_t>& addre
 int read_ring::register_own(const std::vector<std::uint64_t>& addresses,
                             const std::vector<std::uint64_t>& sizes) {
   if (!has_own_table_) {
-    const int rc = io_uring_register_buffers_sparse(&ring_, static_cast<unsigned>(addresses.size()));
+    const auto slots = static_cast<unsigned>(addresses.size());
+    const int rc = io_uring_register_buffers_sparse(&ring_, slots);
     if (rc < 0) return rc;
     has_own_table_ = true;
   }

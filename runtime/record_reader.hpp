@@ -10,7 +10,8 @@
 
 namespace spillway {
 
-// The read goes through a page-aligned buffer, so fd may be O_DIRECT. On success `value` holds the value; otherwise the status says why
+// The read goes through a page-aligned buffer, so fd may be O_DIRECT. On success
+// `value` holds the value; otherwise the status says why
 // (corrupt, io_error) and `problem` says what exactly.
 key_status read_record(int fd, std::uint64_t bucket_id,
                        const bucket_format::index_entry& want, std::string& value,

@@ -27,8 +27,9 @@ void set_aside(const rejected_file& file, const std::filesystem::path& dir, bool
   } else {
     std::filesystem::remove(file.path, ec);
   }
+  const std::string failed = ec ? " (and that failed: " + ec.message() + ")" : "";
   spdlog::warn("recovery: {} {}: {}{}", quarantine ? "quarantined" : "removed",
-               file.path.string(), file.reason, ec ? " (and that failed: " + ec.message() + ")" : "");
+               file.path.string(), file.reason, failed);
 }
 
 recovered_store scan(const std::filesystem::path& dir) {

@@ -58,7 +58,8 @@ bool tcp_lane::push(exchange& x) {
     int count = 0;
     if (x.frame_done < frame_header_size)
       parts[count++] = {x.header.data() + x.frame_done, frame_header_size - x.frame_done};
-    const auto payload_sent = x.frame_done > frame_header_size ? x.frame_done - frame_header_size : 0;
+    const auto payload_sent =
+      x.frame_done > frame_header_size ? x.frame_done - frame_header_size : 0;
     if (payload_of(s) > payload_sent)
       parts[count++] = {s.local + payload_sent, payload_of(s) - payload_sent};
     msghdr message{};
@@ -148,7 +149,8 @@ void tcp_lane::run(slice_group& group) {
     if (ready == 0) return fail_rest(x, {transfer_error::timeout, 0});
     if (ready < 0 && errno == EINTR) continue;
     errno = 0;
-    if (ready < 0 || !push(x) || !pull(x)) return fail_rest(x, {transfer_error::lane_closed, errno});
+    if (ready < 0 || !push(x) || !pull(x))
+      return fail_rest(x, {transfer_error::lane_closed, errno});
   }
 }
 

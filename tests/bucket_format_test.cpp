@@ -22,7 +22,8 @@ using byte_vector = std::vector<std::byte>;
 
 byte_vector value_bytes(std::size_t size, unsigned seed) {
   byte_vector v(size);
-  for (std::size_t i = 0; i < size; ++i) v[i] = std::byte(static_cast<unsigned char>(i * 31 + seed));
+  for (std::size_t i = 0; i < size; ++i)
+    v[i] = std::byte(static_cast<unsigned char>(i * 31 + seed));
   return v;
 }
 

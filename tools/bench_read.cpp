@@ -71,7 +71,8 @@ std::vector<std::string> write_dataset(node& store, std::uint64_t object_size,
 double read_round(node& store, const std::vector<std::string>& keys, std::uint64_t object_size,
                   std::uint64_t batch_bytes, unsigned n, const std::string& mode,
                   std::mt19937_64& random) {
-  const auto per_batch = std::min<std::size_t>(keys.size(), std::max<std::uint64_t>(1, batch_bytes / object_size));
+  const auto per_batch =
+    std::min<std::size_t>(keys.size(), std::max<std::uint64_t>(1, batch_bytes / object_size));
   std::vector<std::vector<std::string>> batches(n);
   for (auto& b : batches) {
     std::vector<std::string> shuffled = keys;
@@ -138,7 +139,8 @@ std::unique_ptr<node> start_cold(const node_config& config, const std::vector<st
                                  cold_start& out) {
   bench::stopwatch clock;
   auto store = std::make_unique<node>(config);
-  std::vector<std::string> first{keys.begin(), keys.begin() + std::min<std::size_t>(keys.size(), 8)};
+  const auto few = std::min<std::size_t>(keys.size(), 8);
+  std::vector<std::string> first{keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(few)};
   std::thread batch{[&] {
     const auto got = store->get_batch(first);
     out.first_batch_s = clock.seconds();

@@ -105,7 +105,8 @@ case_result run_case(caf::actor_system& system, bench_target& target, std::byte*
     for (auto* route : {&target.naive, &target.watermark}) {
       stamp_source(source, shape, ++stamp);
       auto& runs_of = route == &target.naive ? result.naive : result.watermark;
-      runs_of.push_back(run_batch(system, route->pick(), case_batch(source, target.segment, shape)));
+      auto batch = case_batch(source, target.segment, shape);
+      runs_of.push_back(run_batch(system, route->pick(), std::move(batch)));
       target.verify(shape.total());
     }
   }

@@ -147,18 +147,15 @@ int run_gen(const node_config& config, const gen_options& gen) {
 int run_inspect(const node_config& config, bool verify) {
   const data_dir_lock lock{config.storage.data_dir};  // no node may write meanwhile
   const auto r = inspect_store(config.storage.data_dir, verify);
-  std::printf("buckets %llu\nrecords %llu\nkeys %llu\nfile bytes %llu\nlive bytes %llu\n"
-              "garbage bytes %llu\n",
-              static_cast<unsigned long long>(r.buckets), static_cast<unsigned long long>(r.records),
-              static_cast<unsigned long long>(r.keys), static_cast<unsigned long long>(r.file_bytes),
-              static_cast<unsigned long long>(r.live_bytes),
-              static_cast<unsigned long long>(r.garbage_bytes));
-  for (const auto& f : r.unsealed) std::printf("unsealed %s (recovery removes it)\n", f.c_str());
-  for (const auto& d : r.damaged) std::printf("damaged %s\n", d.c_str());
+  std::cout << "buckets " << r.buckets << "\nrecords " << r.records << "\nkeys " << r.keys
+            << "\nfile bytes " << r.file_bytes << "\nlive bytes " << r.live_bytes
+            << "\ngarbage bytes " << r.garbage_bytes << "\n";
+  for (const auto& f : r.unsealed) std::cout << "unsealed " << f << " (recovery removes it)\n";
+  for (const auto& d : r.damaged) std::cout << "damaged " << d << "\n";
   for (const auto& b : r.bad_records)
-    std::printf("bad record: bucket %s key '%s' offset %llu: %s\n", b.bucket_file.c_str(),
-                b.key.c_str(), static_cast<unsigned long long>(b.offset), b.problem.c_str());
-  if (verify) std::printf("verified: %zu bad records\n", r.bad_records.size());
+    std::cout << "bad record: bucket " << b.bucket_file << " key '" << b.key << "' offset "
+              << b.offset << ": " << b.problem << "\n";
+  if (verify) std::cout << "verified: " << r.bad_records.size() << " bad records\n";
   return r.bad_records.empty() && r.damaged.empty() ? 0 : 1;
 }
 

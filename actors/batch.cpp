@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include <caf/actor_system.hpp>
+#include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
@@ -52,6 +53,7 @@ struct batch_state {
   std::size_t open_reads = 0;               // plans neither done nor failed
   std::size_t next_group = 0;               // group mode: the first plan of the next group
   bool alloc_pending = false;               // an alloc is waiting at the arena
+  std::vector<bool> sent;                   // keys already answered in a wave
   static inline const char* name = "batch";
 
   bool group_mode() const { return context.config.mode == "group"; }
@@ -71,6 +73,36 @@ std::chrono::milliseconds timeout_of(batch_pointer self) {
 
 void finish_if_done(batch_pointer self);
 void allocate(batch_pointer self);
+
+// The keys finished and not yet answered, as a reply of their own, with every lease so
+// far (each now holds finished reads only).
+get_reply take_finished(batch_state& st) {
+  std::vector<bool> open(st.keys.size(), false);
+  for (const auto& p : st.plans) open[p.key] = open[p.key] || !p.done;
+  get_reply part;
+  part.leases = std::exchange(st.reply.leases, {});
+  for (std::uint32_t k = 0; k < st.keys.size(); ++k) {
+    if (st.sent[k] || open[k]) continue;
+    part.positions.push_back(k);
+    part.items.push_back(st.reply.items[k]);
+    st.sent[k] = true;
+  }
+  return part;
+}
+
+// A caller that copies may have the finished keys now: when the arena cannot hold the
+// rest until their extents come back, this is what brings them back.
+void maybe_send_wave(batch_pointer self) {
+  auto& st = self->state;
+  if (!st.context.wave_sink || !st.alloc_pending) return;
+  const bool reading = std::any_of(st.plans.begin(), st.plans.end(),
+                                   [](const auto& p) { return p.placed && !p.done; });
+  if (reading) return;
+  auto part = take_finished(st);
+  if (part.items.empty()) return;
+  for (auto lease : part.leases) self->send(st.context.arena, ready_atom_v, lease);
+  caf::anon_send(st.context.wave_sink, wave_atom_v, std::move(part));
+}
 
 // The reader with the fewest bytes outstanding, alive; no_reader if none is.
 std::uint32_t least_loaded(const batch_state& st) {
@@ -158,6 +190,7 @@ void on_read_done(batch_pointer self, const read_results& results) {
     check(self, p, r.result);
   }
   if (st.group_mode()) dispatch_next_group(self);
+  maybe_send_wave(self);
   finish_if_done(self);
 }
 
@@ -271,7 +304,10 @@ void finish_if_done(batch_pointer self) {
     if (b.file.fd >= 0)
       self->send(b.reads.bucket, unpin_atom_v, static_cast<std::uint32_t>(b.reads.records.size()));
   for (auto lease : st.reply.leases) self->send(st.context.arena, ready_atom_v, lease);
-  st.promise.deliver(std::move(st.reply));
+  if (std::find(st.sent.begin(), st.sent.end(), true) != st.sent.end())
+    st.promise.deliver(take_finished(st));  // waves went out: only the rest
+  else
+    st.promise.deliver(std::move(st.reply));
   if (!st.alloc_pending) self->quit();  // else on_grant gives the late extents back
 }
 
@@ -304,6 +340,7 @@ batch_actor::behavior_type batch(batch_pointer self, batch_context context) {
       auto& st = self->state;
       st.keys = std::move(keys);
       st.reply.items.resize(st.keys.size());
+      st.sent.assign(st.keys.size(), false);
       st.promise = self->make_response_promise<get_reply>();
       self->delayed_send(self, timeout_of(self), caf::timeout_atom_v);
       self->request(st.context.catalog, timeout_of(self), caf::resolve_atom_v, st.keys)

@@ -4,7 +4,7 @@
 // It watches its readers: the reads of one that dies go to the others.
 #pragma once
 
-#include <caf/fwd.hpp>
+#include <caf/actor.hpp>
 
 #include "config/config.hpp"
 #include "messages/read.hpp"
@@ -18,6 +18,7 @@ struct batch_context {
   std::vector<reader_actor> readers;
   read_section config;
   fault_section faults;
+  caf::actor wave_sink;  // set: finished keys may go here early, in waves (see get_reply)
 };
 
 batch_actor spawn_batch(caf::actor_system& system, batch_context context);

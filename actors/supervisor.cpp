@@ -106,13 +106,14 @@ node_actor::behavior_type supervisor(supervisor_pointer self, node_config config
   });
   return {
     [self](stats_atom) { return gather_stats(self); },
-    [self](caf::get_atom, std::vector<std::string>& keys, const std::string& mode) {
+    [self](caf::get_atom, std::vector<std::string>& keys, const std::string& mode, bool waves) {
       const auto& st = self->state;
       auto read = st.config.read;
       if (!mode.empty()) read.mode = mode;
+      const auto sink = waves ? caf::actor_cast<caf::actor>(self->current_sender()) : caf::actor{};
       auto b = spawn_batch(self->home_system(),
                            {st.services.catalog, st.services.arena, st.readers, read,
-                            st.config.fault});
+                            st.config.fault, sink});
       return self->delegate(b, caf::get_atom_v, std::move(keys));
     },
   };

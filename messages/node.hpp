@@ -1,7 +1,8 @@
 // The node actor's protocol: what embedders, operators' tools and peer nodes ask of a
 // node. Published on node.listen, so every type here is in the type-ID block.
-// get(keys, mode) answers with addresses in the node's arena: for callers in this
-// process. `mode` is "window" or "group" for this batch alone, "" for read.mode.
+// get(keys, mode, waves) answers with addresses in the node's arena: for callers in this
+// process. `mode` is "window" or "group" for this batch alone, "" for read.mode; with
+// `waves`, keys may come early in wave messages, to be copied out and released.
 #pragma once
 
 #include <caf/replies_to.hpp>
@@ -15,6 +16,6 @@ namespace spillway {
 
 using node_actor = caf::typed_actor<
   caf::replies_to<stats_atom>::with<node_stats>,
-  caf::replies_to<caf::get_atom, std::vector<std::string>, std::string>::with<get_reply>>;
+  caf::replies_to<caf::get_atom, std::vector<std::string>, std::string, bool>::with<get_reply>>;
 
 }  // namespace spillway

@@ -119,9 +119,12 @@ using batch_actor = caf::typed_actor<
   caf::reacts_to<read_done_atom, read_results>,
   caf::reacts_to<caf::timeout_atom>>;
 
+// Also a wave: a batch that its caller lets copy out and release as it goes (the copying
+// calls) sends its finished keys in waves when the arena is too small for all at once.
 struct get_reply {
-  std::vector<std::uint64_t> leases;  // release each once the values are used
+  std::vector<std::uint64_t> leases;    // release each once the values are used
   std::vector<get_item> items;
+  std::vector<std::uint32_t> positions; // the keys items[i] are for; empty: all, in order
 };
 
 template <class Inspector>
@@ -131,7 +134,7 @@ typename Inspector::result_type inspect(Inspector& f, get_item& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, get_reply& x) {
-  return f(x.leases, x.items);
+  return f(x.leases, x.items, x.positions);
 }
 
 }  // namespace spillway

@@ -59,6 +59,16 @@ struct node::impl {
     return std::chrono::milliseconds{config.cluster.request_timeout_ms};
   }
 
+  // A batch has its own deadline (read.timeout_ms); this one only bounds a lost reply.
+  std::chrono::milliseconds batch_deadline() const {
+    return std::chrono::milliseconds{config.read.timeout_ms * 2};
+  }
+
+  // Reads `keys` letting the batch answer in waves; `take(k, status, bytes)` sees each
+  // key's value while its extent is held, and the leases go back right after.
+  using copy_fn = std::function<void(std::size_t, key_status, std::span<const std::byte>)>;
+  void copy_batch(const std::vector<std::string>& keys, const copy_fn& take);
+
   // Asks `dest` and waits for the answer; throws std::runtime_error on any error.
   template <class Reply, class Handle, class... Ts>
   Reply ask(const Handle& dest, Ts&&... xs) {
@@ -163,6 +173,13 @@ caf::behavior put_receiver(caf::event_based_actor* self,
 eviction_listener::behavior_type eviction_callback(
   eviction_listener::pointer, std::function<void(std::vector<std::string>)> callback) {
   return {[callback](evicted_atom, std::vector<std::string>& keys) { callback(std::move(keys)); }};
+}
+
+// Calls `fn(key position, item)` for each item of a reply or a wave.
+template <class F>
+void for_each_item(const get_reply& reply, F fn) {
+  for (std::size_t j = 0; j < reply.items.size(); ++j)
+    fn(reply.positions.empty() ? j : reply.positions[j], reply.items[j]);
 }
 
 }  // namespace
@@ -275,32 +292,54 @@ void node::flush() { impl_->ask<caf::ok_atom>(impl_->writer, caf::flush_atom_v);
 batch_values node::get_batch(const std::vector<std::string>& keys, const std::string& mode) {
   auto& i = *impl_;
   if (!i.system) throw std::runtime_error("the node is stopped");
+  if (!mode.empty() && mode != "window" && mode != "group")
+    throw std::invalid_argument("get_batch: mode \"" + mode + "\" is not window or group");
   // The batch has its own deadline (read.timeout_ms); this one only bounds a lost reply.
   caf::scoped_actor self{*i.system};
   get_reply reply;
   caf::error failure;
-  const std::chrono::milliseconds deadline{i.config.read.timeout_ms * 2};
-  if (!mode.empty() && mode != "window" && mode != "group")
-    throw std::invalid_argument("get_batch: mode \"" + mode + "\" is not window or group");
-  self->request(i.supervisor, deadline, caf::get_atom_v, keys, mode)
+  self->request(i.supervisor, i.batch_deadline(), caf::get_atom_v, keys, mode, false)
     .receive([&](get_reply& r) { reply = std::move(r); },
              [&](caf::error& err) { failure = std::move(err); });
   batch_values out;
   out.values_.resize(keys.size());
-  if (failure) {
-    for (auto& v : out.values_) v.status = {key_error::unavailable, 0};
-    return out;
-  }
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const auto& item = reply.items[k];
+  for (auto& v : out.values_) v.status = {key_error::unavailable, 0};
+  if (failure) return out;
+  for_each_item(reply, [&](std::size_t k, const get_item& item) {
     out.values_[k].status = item.status;
     if (item.status.ok())
       out.values_[k].bytes = {reinterpret_cast<const std::byte*>(item.address), item.size};
-  }
+  });
   out.release_ = [arena = i.arena, leases = std::move(reply.leases)] {
     for (auto lease : leases) caf::anon_send(arena, release_atom_v, lease);
   };
   return out;
+}
+
+void node::impl::copy_batch(const std::vector<std::string>& keys, const copy_fn& take) {
+  if (!system) throw std::runtime_error("the node is stopped");
+  caf::scoped_actor self{*system};
+  std::vector<bool> answered(keys.size(), false);
+  auto consume = [&](get_reply& part) {
+    for_each_item(part, [&](std::size_t k, const get_item& item) {
+      const auto* bytes = reinterpret_cast<const std::byte*>(item.address);
+      take(k, item.status, item.status.ok() ? std::span{bytes, item.size}
+                                            : std::span<const std::byte>{});
+      answered[k] = true;
+    });
+    for (auto lease : part.leases) caf::anon_send(arena, release_atom_v, lease);
+  };
+  // A plain send, not a request: the batch answers with waves, then with the rest.
+  self->send(supervisor, caf::get_atom_v, keys, std::string{}, true);
+  for (bool done = false; !done;)
+    self->receive([&](wave_atom, get_reply& part) { consume(part); },
+                  [&](get_reply& rest) {
+                    consume(rest);
+                    done = true;
+                  },
+                  caf::after(batch_deadline()) >> [&] { done = true; });
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    if (!answered[k]) take(k, {key_error::timeout, 0}, {});
 }
 
 std::vector<key_status> node::get_batch_into(const std::vector<std::string>& keys,
@@ -309,28 +348,24 @@ std::vector<key_status> node::get_batch_into(const std::vector<std::string>& key
   if (buffers.size() != keys.size())
     throw std::invalid_argument("get_batch_into: " + std::to_string(keys.size()) +
                                 " keys but " + std::to_string(buffers.size()) + " buffers");
-  const auto got = get_batch(keys);
   std::vector<key_status> statuses(keys.size());
   sizes.assign(keys.size(), 0);
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const auto& v = got.values()[k];
-    statuses[k] = v.status;
-    sizes[k] = v.bytes.size();
-    if (!v.status.ok()) continue;
-    if (v.bytes.size() > buffers[k].size()) statuses[k] = {key_error::too_large, 0};
-    else std::memcpy(buffers[k].data(), v.bytes.data(), v.bytes.size());
-  }
+  impl_->copy_batch(keys, [&](std::size_t k, key_status status, std::span<const std::byte> v) {
+    statuses[k] = status;
+    sizes[k] = v.size();
+    if (!status.ok()) return;
+    if (v.size() > buffers[k].size()) statuses[k] = {key_error::too_large, 0};
+    else std::memcpy(buffers[k].data(), v.data(), v.size());
+  });
   return statuses;
 }
 
 std::vector<read_value> node::read_values(const std::vector<std::string>& keys) {
-  const auto got = get_batch(keys);
   std::vector<read_value> out(keys.size());
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const auto& v = got.values()[k];
-    out[k].status = v.status;
-    out[k].value.assign(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size());
-  }
+  impl_->copy_batch(keys, [&](std::size_t k, key_status status, std::span<const std::byte> v) {
+    out[k].status = status;
+    out[k].value.assign(reinterpret_cast<const char*>(v.data()), v.size());
+  });
   return out;
 }
 

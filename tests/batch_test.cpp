@@ -66,7 +66,8 @@ TEST_CASE("a reader killed mid-batch hands its reads to the others and the batch
   auto arena = spawn_arena(system, config.read, registrar);
   auto real = spawn_reader(system, 0, config.read, config.fault, registrar);
   auto hole = system.spawn(black_hole, caf::actor_cast<caf::actor>(self));
-  auto batch = spawn_batch(system, {catalog, arena, {hole, real}, config.read, config.fault});
+  auto batch =
+    spawn_batch(system, {catalog, arena, {hole, real}, config.read, config.fault, {}});
 
   auto answer = self->request(batch, std::chrono::seconds(30), caf::get_atom_v, keys);
   std::size_t swallowed = 0;

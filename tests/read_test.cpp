@@ -126,6 +126,34 @@ TEST_CASE("a batch bigger than the free arena waits for space and completes") {
   check_no_leak(n);
 }
 
+TEST_CASE("a batch bigger than the whole arena is served in waves to the copying calls") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.read.arena_size = 4 << 20;
+  config.read.arena_chunk = 2 << 20;
+  node n{config};
+  std::vector<std::string> keys, values;
+  for (int i = 0; i < 12; ++i) {  // 12 MiB of values through a 4 MiB arena
+    keys.push_back(generated_key("wave-", i));
+    values.push_back(generated_value(1 << 20, 4, keys.back()));
+  }
+  auto acked = n.put(keys, values);
+  n.flush();
+  for (const auto& s : acked.get()) REQUIRE(s.ok());
+  const auto got = n.read_values(keys);
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    REQUIRE_MESSAGE(got[k].status.ok(), keys[k], ": ", to_string(got[k].status));
+    CHECK(got[k].value == values[k]);
+  }
+  std::vector<std::string> buffers(keys.size(), std::string(1 << 20, '\0'));
+  std::vector<std::span<std::byte>> spans;
+  for (auto& b : buffers) spans.push_back({reinterpret_cast<std::byte*>(b.data()), b.size()});
+  std::vector<std::size_t> sizes;
+  for (const auto& s : n.get_batch_into(keys, spans, sizes)) CHECK(s.ok());
+  CHECK(buffers == values);
+  check_no_leak(n);
+}
+
 TEST_CASE("reads go through registered buffers once the registrar's turn came") {
   if (!probe_uring().usable()) return;
   test::temp_dir dir;

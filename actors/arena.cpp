@@ -76,16 +76,19 @@ struct arena_state {
 
 using arena_pointer = arena_actor::stateful_pointer<arena_state>;
 
+// Each populated step is lent out at once (the first batch waits for 64 MiB, not for
+// a chunk); a chunk goes to the registrar once it is whole.
 void populate_step_of(arena_pointer self) {
   auto& st = self->state;
   const auto chunk = st.populating;
-  if (!st.memory->populate(chunk, populate_step)) return self->send(self, caf::tick_atom_v);
   const auto address = reinterpret_cast<std::uint64_t>(st.memory->chunk_base(chunk));
-  const auto size = st.memory->chunk_size(chunk);
   st.chunk_addresses[chunk] = address;
-  st.allocator.add_chunk(chunk, size);
-  self->send(st.registrar, caf::add_atom_v, chunk, address, size);
+  const auto [offset, size] = st.memory->populate(chunk, populate_step);
+  st.allocator.add(chunk, offset, size);
   st.serve_waiting();
+  const auto chunk_size = st.memory->chunk_size(chunk);
+  if (st.memory->populated(chunk) < chunk_size) return self->send(self, caf::tick_atom_v);
+  self->send(st.registrar, caf::add_atom_v, chunk, address, chunk_size);
   if (++st.populating < st.memory->chunk_count()) self->send(self, caf::tick_atom_v);
   else spdlog::info("arena: {} MiB populated ({} pages)", st.memory->size() >> 20,
                     to_string(st.memory->pages()));

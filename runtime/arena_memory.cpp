@@ -59,14 +59,16 @@ arena_memory::arena_memory(std::uint64_t size, std::uint64_t chunk_size, const s
 
 arena_memory::~arena_memory() { ::munmap(base_, size_); }
 
-bool arena_memory::populate(std::size_t chunk, std::uint64_t step) {
+std::pair<std::uint64_t, std::uint64_t> arena_memory::populate(std::size_t chunk,
+                                                               std::uint64_t step) {
   auto& done = populated_[chunk];
+  const auto offset = done;
   const auto n = std::min(step, chunk_sizes_[chunk] - done);
   std::byte* at = chunk_base(chunk) + done;
   // MADV_POPULATE_WRITE (5.14+) faults pages in without writing them; else touch them.
   if (::madvise(at, n, MADV_POPULATE_WRITE) != 0) std::memset(at, 0, n);
   done += n;
-  return done == chunk_sizes_[chunk];
+  return {offset, n};
 }
 
 std::uint64_t arena_memory::huge_bytes() const {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spillway {
@@ -29,8 +30,10 @@ public:
   std::uint64_t size() const { return size_; }
   arena_pages pages() const { return pages_; }
 
-  // Faults in up to `step` more bytes of `chunk`; true once the whole chunk is in.
-  bool populate(std::size_t chunk, std::uint64_t step);
+  // Faults in up to `step` more bytes of `chunk`; returns the offset and size of what
+  // it faulted in. The chunk is whole once populated(chunk) == chunk_size(chunk).
+  std::pair<std::uint64_t, std::uint64_t> populate(std::size_t chunk, std::uint64_t step);
+  std::uint64_t populated(std::size_t chunk) const { return populated_[chunk]; }
 
   // How much of the arena the kernel backs with huge pages now (from smaps).
   std::uint64_t huge_bytes() const;

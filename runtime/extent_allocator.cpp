@@ -13,13 +13,12 @@ std::uint64_t pages_for(std::uint64_t bytes) { return (bytes + page - 1) / page 
 
 }  // namespace
 
-void extent_allocator::add_chunk(std::uint32_t chunk, std::uint64_t size) {
+void extent_allocator::add(std::uint32_t chunk, std::uint64_t offset, std::uint64_t size) {
   if (free_.size() <= chunk) free_.resize(chunk + 1);
-  assert(free_[chunk].empty() && size % page == 0);
-  free_[chunk].emplace(0, size);
+  assert(offset % page == 0 && size % page == 0);
+  give_back({chunk, offset, size});
   free_bytes_ += size;
   total_bytes_ += size;
-  largest_chunk_ = std::max(largest_chunk_, size);
 }
 
 bool extent_allocator::take_range(std::uint64_t size, arena_extent& range) {

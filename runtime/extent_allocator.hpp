@@ -19,8 +19,9 @@ struct arena_extent {
 
 class extent_allocator {
 public:
-  // The chunk's memory becomes allocatable.
-  void add_chunk(std::uint32_t chunk, std::uint64_t size);
+  // Bytes [offset, offset + size) of the chunk become allocatable: a chunk comes in
+  // piece by piece as it is populated, and an extent never leaves its chunk.
+  void add(std::uint32_t chunk, std::uint64_t offset, std::uint64_t size);
 
   // Places `sizes` in order, each rounded up to a page, as long as they fit; returns
   // how many were placed. `extents` gets one entry per placed size, `runs` the ranges
@@ -32,7 +33,6 @@ public:
 
   std::uint64_t free_bytes() const { return free_bytes_; }
   std::uint64_t total_bytes() const { return total_bytes_; }
-  std::uint64_t largest_chunk() const { return largest_chunk_; }
 
 private:
   using free_map = std::map<std::uint64_t, std::uint64_t>;  // offset -> size, coalesced
@@ -44,7 +44,6 @@ private:
   std::vector<free_map> free_;  // per chunk
   std::uint64_t free_bytes_ = 0;
   std::uint64_t total_bytes_ = 0;
-  std::uint64_t largest_chunk_ = 0;
 };
 
 }  // namespace spillway

@@ -29,9 +29,7 @@ node_config bench_node(const bench_read_options& o, const std::filesystem::path&
   config.storage.max_total_size = 1ull << 40;
   config.node.listen = "";
   config.node.log_level = "warn";
-  // Room for the widest round (N batches at once), in whole hugepage-sized chunks.
-  const auto arena = (o.batch_bytes * o.concurrency.back() * 5 / 4 + (1u << 30) - 1) >> 30 << 30;
-  config.read.arena_size = arena;
+  config.read.arena_size = o.arena_bytes;
   return config;
 }
 
@@ -100,12 +98,16 @@ double read_round(node& store, const std::vector<std::string>& keys, std::uint64
 // the readers keep; its own rate (bw_bytes).
 double fio_round(const std::filesystem::path& dir, std::uint64_t object_size, std::uint64_t bytes,
                  unsigned iodepth, bool hugepages) {
+  // Names relative to --directory: fio refuses a --filename list much over 4 KiB, so a
+  // store of many buckets is sampled by its first ~150 files.
   std::string files;
   for (const auto& e : std::filesystem::directory_iterator{dir})
-    if (e.path().extension() == ".bucket") files += (files.empty() ? "" : ":") + e.path().string();
+    if (e.path().extension() == ".bucket" && files.size() < 3500)
+      files += (files.empty() ? "" : ":") + e.path().filename().string();
   const auto block = (object_size + 4095) / 4096 * 4096;
   const auto report = bench::capture(
-    "fio --output-format=json --name=read --filename=" + files + " --rw=randread --bs=" +
+    "fio --output-format=json --name=read --directory=" + dir.string() + " --filename=" + files +
+    " --rw=randread --bs=" +
     std::to_string(block) + " --iodepth=" + std::to_string(iodepth) +
     " --ioengine=io_uring --direct=1 --fixedbufs --io_size=" + std::to_string(bytes) +
     (hugepages ? " --mem=shmhuge" : ""));

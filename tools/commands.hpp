@@ -46,6 +46,7 @@ struct bench_read_options {
   std::uint64_t dataset_bytes = 8ull << 30;
   std::uint64_t batch_bytes = 430000000;                     // one BatchGet
   std::vector<unsigned> concurrency{1, 2, 4};                // batches at once
+  std::uint64_t arena_bytes = 4ull << 30;                    // holds 4 batches at once
   unsigned runs = 3;
   bool fio = true;
   bool verify = false;                                       // every byte, at the end

@@ -49,6 +49,7 @@ int run_demo() {
   demo.object_sizes = {1887436};
   demo.dataset_bytes = 2ull << 30;
   demo.concurrency = {1, 2};
+  demo.arena_bytes = 1ull << 30;  // two batches of 430 MB
   demo.runs = 1;
   demo.fio = false;
   demo.verify = true;

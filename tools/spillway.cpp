@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
   bench_read->add_option("--batch", read_opts.batch_bytes, "Bytes per batch get");
   bench_read->add_option("--concurrency", read_opts.concurrency, "Batches at once, each a column");
   bench_read->add_option("--runs", read_opts.runs, "Interleaved runs (median)");
+  bench_read->add_option("--arena", read_opts.arena_bytes, "read.arena_size for the node");
   bench_read->add_flag("--fio,!--no-fio", read_opts.fio, "Measure fio over the same files");
   bench_read->add_flag("--verify", read_opts.verify, "Compare every byte at the end");
   bench_read->add_option("--json", read_opts.json, "Also write the figures here");

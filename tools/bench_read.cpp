@@ -218,9 +218,9 @@ int run_bench_read(const bench_read_options& o) {
       std::printf("%-8s", name);
       for (std::size_t c = 0; c < xs.size(); ++c) {
         std::printf("   %-7.2f", bench::median(xs[c]));
+        if (std::string{name}.find('/') != std::string::npos) continue;  // a ratio row
         if (json.back() == '}') json += ", ";
-        if (std::string{name}.find('/') == std::string::npos)
-          json += "{\"object_size\": " + std::to_string(size) + ", \"contender\": \"" + name +
+        json += "{\"object_size\": " + std::to_string(size) + ", \"contender\": \"" + name +
                   "\", \"n\": " + std::to_string(o.concurrency[c]) +
                   ", \"gbps\": " + std::to_string(bench::median(xs[c])) + "}";
       }

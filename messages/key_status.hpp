@@ -35,4 +35,8 @@ typename Inspector::result_type inspect(Inspector& f, key_status& x) {
 // "ok", "not_found", "io_error(EIO)", ...
 std::string to_string(const key_status& status);
 
+// `name`, and the errno's symbolic name in parentheses when there is one: how every
+// per-key and per-request status prints.
+std::string name_with_errno(const char* name, std::int32_t sys_errno);
+
 }  // namespace spillway

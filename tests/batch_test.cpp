@@ -19,6 +19,7 @@
 #include "runtime/node.hpp"
 #include "runtime/recovery.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway {
 namespace {
@@ -38,10 +39,7 @@ TEST_SUITE("batch") {
 
 TEST_CASE("a reader killed mid-batch hands its reads to the others and the batch completes") {
   test::temp_dir dir;
-  auto config = load_config_text("", "test");
-  config.storage.data_dir = dir.path().string();
-  config.node.listen = "";
-  config.node.log_level = "error";
+  auto config = test::private_node(dir.path());
   config.read.arena_size = 16 << 20;
   config.read.arena_chunk = 16 << 20;
   std::vector<std::string> keys;

@@ -20,8 +20,8 @@ namespace spillway {
 namespace {
 
 constexpr int kills = 24;
-constexpr std::size_t keys_per_round = 40;
-constexpr std::size_t value_size = 64 << 10;
+constexpr std::size_t keys_per_round = 24;
+constexpr std::size_t value_size = 2 << 20;  // gen puts 8 of these at a time: acks come in steps
 
 std::uint64_t crash_seed() {
   const char* text = std::getenv("SPILLWAY_CRASH_SEED");
@@ -46,8 +46,11 @@ TEST_CASE("kill -9 during puts loses no acknowledged key and tears no bucket") {
   std::mt19937_64 random{seed};
   test::temp_dir dir;
   const auto data_dir = (dir.path() / "data").string();
-  auto config = load_config_text("[storage]\nbucket_keys_limit = 4\nseal_after_ms = 20\n", "t");
-  config.storage.data_dir = data_dir;
+  // Small buckets sealed quickly: a kill lands mid-bucket, mid-seal or between them.
+  const auto config_file = (dir.path() / "node.toml").string();
+  std::ofstream{config_file} << "[storage]\ndata_dir = \"" << data_dir
+                             << "\"\nbucket_keys_limit = 4\nseal_after_ms = 20\n";
+  auto config = load_config_file(config_file);
   config.node.listen = "";
   config.node.log_level = "error";
   config.read.readers = 1;
@@ -56,11 +59,11 @@ TEST_CASE("kill -9 during puts loses no acknowledged key and tears no bucket") {
   for (int round = 0; round < kills; ++round) {
     const auto round_seed = static_cast<std::uint64_t>(round) + 1;
     const auto prefix = "r" + std::to_string(round) + "-";
-    const auto acks_before_kill = random() % 6;  // 0: kill while it starts up
+    const auto acks_before_kill = random() % 20;  // 0: kill while it starts up
     test::child_process gen{{SPILLWAY_BINARY, "gen", "--count", std::to_string(keys_per_round),
                              "--size", std::to_string(value_size), "--seed",
                              std::to_string(round_seed), "--prefix", prefix, "--log-acked",
-                             "--data-dir", data_dir}};
+                             "-c", config_file}};
     gen.wait_for_stdout("acked ", acks_before_kill, std::chrono::seconds(60));
     gen.send_signal(SIGKILL);
     gen.finish();

@@ -10,15 +10,13 @@
 #include "runtime/kernel_probe.hpp"
 #include "runtime/node.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway {
 namespace {
 
 node_config read_config(const std::filesystem::path& dir) {
-  auto config = load_config_text("", "test");
-  config.storage.data_dir = dir.string();
-  config.node.listen = "";
-  config.node.log_level = "error";
+  auto config = test::private_node(dir);
   config.storage.bucket_keys_limit = 7;  // many buckets
   config.read.readers = 2;
   config.read.arena_size = 64 << 20;

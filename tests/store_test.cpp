@@ -15,15 +15,13 @@
 #include "runtime/node.hpp"
 #include "runtime/store_inspection.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway {
 namespace {
 
 node_config store_config(const std::filesystem::path& dir) {
-  auto config = load_config_text("", "test");
-  config.storage.data_dir = dir.string();
-  config.node.listen = "";
-  config.node.log_level = "warn";
+  auto config = test::private_node(dir);
   config.read.readers = 1;
   return config;
 }

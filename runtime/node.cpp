@@ -4,6 +4,7 @@
 // each of them handles it (STACK.md 2.7, 2.9).
 #include "runtime/node.hpp"
 
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 #include <chrono>
@@ -133,6 +134,16 @@ recovered_store recover(const storage_section& storage) {
   return recovered;
 }
 
+// Every sealed bucket keeps its file open (its bucket actor's fd), so a store of
+// thousands of buckets needs more than the usual soft limit of 1024 descriptors.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0)
+    spdlog::warn("cannot raise the open file limit: stores of many buckets may fail to open");
+}
+
 void configure_actor_system(caf::actor_system_config& caf_config, const node_config& config) {
   if (config.node.scheduler_threads != 0)
     caf_config.set("scheduler.max-threads", config.node.scheduler_threads);
@@ -188,6 +199,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   auto& i = *impl_;
   configure_logging(config.node.log_level);
   check_transport(config.transfer);
+  raise_open_file_limit();
   lock_data_dir(i.lock, config.storage.data_dir);
   i.config = std::move(config);
   const auto& c = i.config;

@@ -70,7 +70,6 @@ struct bucket_writer::state {
   std::size_t current = 0;
   aligned_buffer large;              // records bigger than a slot, index and footer
   int fd = -1;
-  bool direct = false;
   std::uint64_t id = 0;
   bf::header header;
   std::filesystem::path tmp_path;
@@ -169,8 +168,7 @@ struct bucket_writer::state {
 
   int open_tmp() {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-    direct = !opts.refuse_o_direct;
-    if (direct) {
+    if (!opts.refuse_o_direct) {
       fd = ::open(tmp_path.c_str(), flags | O_DIRECT, 0644);
       if (fd >= 0 || errno != EINVAL) return fd < 0 ? errno : 0;
       ::unlink(tmp_path.c_str());
@@ -179,7 +177,6 @@ struct bucket_writer::state {
     if (!said) spdlog::warn("{}: O_DIRECT refused, writing through the page cache",
                             opts.dir.string());
     said = true;
-    direct = false;
     fd = ::open(tmp_path.c_str(), flags, 0644);
     return fd < 0 ? errno : 0;
   }
@@ -293,7 +290,5 @@ bool bucket_writer::is_open() const { return s_->fd >= 0; }
 std::uint64_t bucket_writer::bucket_id() const { return s_->id; }
 std::uint64_t bucket_writer::file_size() const { return s_->size; }
 std::size_t bucket_writer::record_count() const { return s_->entries.size(); }
-bool bucket_writer::direct() const { return s_->direct; }
-bool bucket_writer::uses_uring() const { return s_->ring_ok; }
 
 }  // namespace spillway

@@ -56,8 +56,6 @@ public:
   std::uint64_t bucket_id() const;
   std::uint64_t file_size() const;  // header and records staged so far
   std::size_t record_count() const;
-  bool direct() const;              // the open file uses O_DIRECT
-  bool uses_uring() const;
 
 private:
   struct state;

@@ -77,8 +77,6 @@ public:
   std::uint64_t reads_fixed() const { return reads_fixed_; }
   std::uint64_t reads_plain() const { return reads_plain_; }
   std::uint64_t resets() const { return resets_; }
-  std::size_t queued() const { return queue_.size() - head_; }
-  std::size_t in_flight() const { return in_flight_; }
 
 private:
   struct slot {

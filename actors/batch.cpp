@@ -4,9 +4,12 @@
 //   A grant that covers only some reads dispatches those and asks again for the rest.
 //   The deadline (read.timeout_ms) fails the reads still waiting for arena space; a
 //   read already in flight is always waited for, since its extent is not ours to lend.
+//   A read refused with EINVAL on an O_DIRECT file asks its bucket for the file opened
+//   buffered and goes again (and tells the catalog, which moves every bucket over).
 #include "actors/batch.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <numeric>
 
@@ -38,6 +41,8 @@ struct read_plan {
 struct pinned_bucket {
   bucket_reads reads;
   pinned_file file;
+  int direct_fd = -1;                  // the O_DIRECT descriptor reads were first sent to
+  std::vector<std::uint32_t> refused;  // plans waiting for the buffered one
 };
 
 struct batch_state {
@@ -156,9 +161,54 @@ void dispatch_next_group(batch_pointer self) {
   dispatch(self, group);
 }
 
+// Points a plan at its bucket's file as pinned. The fault that refuses O_DIRECT reads
+// applies to reads of an O_DIRECT descriptor only.
+void aim(batch_state& st, read_plan& p) {
+  const auto& b = st.buckets[p.bucket];
+  p.item.fd = b.file.fd;
+  const bool refuse = st.context.faults.enabled && st.context.faults.refuse_o_direct_reads;
+  if (refuse && b.file.direct) p.item.fault = fail_with_einval;
+  else if (p.item.fault == fail_with_einval) p.item.fault = no_fault;
+}
+
+// The filesystem refused an O_DIRECT read: the plan goes again through the bucket's
+// buffered descriptor, which the first refused plan of the bucket asks for.
+void read_buffered(batch_pointer self, read_plan& p) {
+  auto& st = self->state;
+  auto& b = st.buckets[p.bucket];
+  p.reader = no_reader;
+  if (!b.file.direct) {  // the buffered descriptor is here already
+    aim(st, p);
+    return dispatch(self, {p.item.tag});
+  }
+  b.refused.push_back(p.item.tag);
+  if (b.refused.size() > 1) return;
+  self->send(st.context.catalog, buffered_atom_v);
+  const auto bucket = p.bucket;
+  auto give_up = [self, bucket] {
+    auto& st = self->state;
+    for (auto i : std::exchange(st.buckets[bucket].refused, {}))
+      st.settle(st.plans[i], {key_error::io_error, EINVAL});
+    finish_if_done(self);
+  };
+  self->request(b.reads.bucket, timeout_of(self), buffered_atom_v)
+    .then(
+      [self, bucket, give_up](pinned_file& file) {
+        auto& st = self->state;
+        if (file.direct) return give_up();  // the bucket could not open it buffered
+        st.buckets[bucket].file = file;
+        for (auto& q : st.plans)
+          if (q.bucket == bucket && q.reader == no_reader && !q.done) aim(st, q);
+        dispatch(self, std::exchange(st.buckets[bucket].refused, {}));
+      },
+      [give_up](caf::error&) { give_up(); });
+}
+
 // The value is handed out only if its pages hold exactly the record the index promised.
 void check(batch_pointer self, read_plan& p, int result) {
   auto& st = self->state;
+  if (result == -EINVAL && p.item.fd == st.buckets[p.bucket].direct_fd)
+    return read_buffered(self, p);
   if (result < 0) {
     spdlog::error("batch: key '{}': read failed: {}", st.keys[p.key], strerrorname_np(-result));
     return st.settle(p, {key_error::io_error, -result});
@@ -251,8 +301,9 @@ void pin_buckets(batch_pointer self) {
         [self, b](pinned_file& file) {
           auto& st = self->state;
           st.buckets[b].file = file;
+          st.buckets[b].direct_fd = file.direct ? file.fd : -1;
           for (auto& p : st.plans)
-            if (p.bucket == b) p.item.fd = file.fd;
+            if (p.bucket == b) aim(st, p);
           if (--st.pins_missing == 0) allocate(self);
         },
         [self, b](caf::error&) {
@@ -291,7 +342,7 @@ void on_resolved(batch_pointer self, resolve_reply& where) {
       if (p.item.length > st.context.config.arena_chunk)  // no extent can ever hold it
         st.settle(st.plans.back(), {key_error::too_large, 0});
     }
-    st.buckets.push_back({std::move(reads), {}});
+    st.buckets.push_back({std::move(reads), {}, -1, {}});
   }
   if (st.buckets.empty()) return finish_if_done(self);
   pin_buckets(self);

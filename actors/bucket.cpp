@@ -1,5 +1,8 @@
 // State chart:  serving --evict--> draining (pins > 0) --unpin to 0--> gone
 //               serving --evict with no pins--> gone       "gone" = file unlinked, quit
+// The file is opened with O_DIRECT where the filesystem takes it. When a read on it is
+// refused anyway, the bucket opens it again without; the O_DIRECT descriptor stays open
+// until the bucket goes, since reads already in flight still name it.
 #include "actors/bucket.hpp"
 
 #include <fcntl.h>
@@ -7,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -19,6 +23,7 @@ struct bucket_state {
   std::uint64_t id = 0;
   std::filesystem::path path;
   int fd = -1;
+  int direct_fd = -1;  // kept open once reads moved off it (see above)
   int open_errno = 0;
   bool direct = false;
   std::uint32_t pins = 0;
@@ -27,14 +32,32 @@ struct bucket_state {
 
   ~bucket_state() {
     if (fd >= 0) ::close(fd);
+    if (direct_fd >= 0) ::close(direct_fd);
   }
 
-  void open_file(bool refuse_o_direct) {
-    if (!refuse_o_direct) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  // Returns whether the filesystem refused O_DIRECT.
+  bool open_file(bool buffered) {
+    if (!buffered) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+    const bool refused = !buffered && fd < 0 && errno == EINVAL;
     direct = fd >= 0;
     if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     open_errno = fd < 0 ? errno : 0;
+    return refused;
   }
+
+  void go_buffered() {
+    if (!direct) return;
+    const int buffered = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (buffered < 0) {
+      spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),
+                    std::strerror(errno));
+      return;
+    }
+    direct_fd = std::exchange(fd, buffered);
+    direct = false;
+  }
+
+  pinned_file file() const { return {fd, direct, id}; }
 };
 
 using bucket_pointer = bucket_actor::stateful_pointer<bucket_state>;
@@ -47,11 +70,11 @@ void remove_if_done(bucket_pointer self) {
   self->quit();
 }
 
-bucket_actor::behavior_type bucket(bucket_pointer self, std::uint64_t id,
-                                   std::filesystem::path path, bool refuse_o_direct) {
+bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog, std::uint64_t id,
+                                   std::filesystem::path path, bool buffered) {
   self->state.id = id;
   self->state.path = std::move(path);
-  self->state.open_file(refuse_o_direct);
+  if (self->state.open_file(buffered)) self->send(catalog, buffered_atom_v);
   return {
     [self](pin_atom, std::uint32_t n) -> caf::result<pinned_file> {
       auto& st = self->state;
@@ -59,7 +82,11 @@ bucket_actor::behavior_type bucket(bucket_pointer self, std::uint64_t id,
         return caf::make_error(caf::sec::runtime_error,
                                st.path.string() + ": " + std::strerror(st.open_errno));
       st.pins += n;
-      return pinned_file{st.fd, st.direct, st.id};
+      return st.file();
+    },
+    [self](buffered_atom) {
+      self->state.go_buffered();
+      return self->state.file();
     },
     [self](unpin_atom, std::uint32_t n) {
       auto& st = self->state;
@@ -79,9 +106,9 @@ bucket_actor::behavior_type bucket(bucket_pointer self, std::uint64_t id,
 
 }  // namespace
 
-bucket_actor spawn_bucket(caf::actor_system& system, std::uint64_t id,
-                          std::filesystem::path path, bool refuse_o_direct) {
-  return system.spawn(bucket, id, std::move(path), refuse_o_direct);
+bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog,
+                          std::uint64_t id, std::filesystem::path path, bool buffered) {
+  return system.spawn(bucket, catalog, id, std::move(path), buffered);
 }
 
 }  // namespace spillway

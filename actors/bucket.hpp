@@ -12,8 +12,10 @@
 
 namespace spillway {
 
-// `refuse_o_direct`: fault injection, act as if the filesystem refused O_DIRECT.
-bucket_actor spawn_bucket(caf::actor_system& system, std::uint64_t id,
-                          std::filesystem::path path, bool refuse_o_direct);
+// `buffered`: read the file through the page cache from the start (O_DIRECT was
+// refused on its filesystem, or the fault asks to act as if).
+// A bucket whose O_DIRECT open is refused tells `catalog` (buffered).
+bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog, std::uint64_t id,
+                          std::filesystem::path path, bool buffered);
 
 }  // namespace spillway

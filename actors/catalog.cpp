@@ -79,7 +79,7 @@ struct catalog_state {
 
   // -- buckets -------------------------------------------------------------------
 
-  std::uint32_t add_bucket(caf::actor_system& sys, const sealed_bucket& sealed) {
+  std::uint32_t add_bucket(const catalog_actor& self, const sealed_bucket& sealed) {
     std::uint32_t slot = 0;
     if (free_slots.empty()) {
       slot = static_cast<std::uint32_t>(buckets.size());
@@ -94,7 +94,7 @@ struct catalog_state {
     b.path = sealed.path;
     b.file_size = sealed.file_size;
     b.last_read = ++clock;
-    b.actor = spawn_bucket(sys, sealed.id, sealed.path, options.refuse_o_direct);
+    b.actor = spawn_bucket(self->home_system(), self, sealed.id, sealed.path, options.buffered);
     totals.file_bytes += sealed.file_size;
     for (const auto& e : sealed.entries) {
       auto [it, fresh] = keys.try_emplace(e.key);
@@ -197,8 +197,9 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
                                      recovered_store recovered) {
   auto& st = self->state;
   st.options = options;
+  st.totals.reads_buffered = options.buffered;
   for (auto& r : recovered.buckets)
-    st.add_bucket(self->home_system(), {r.index.header.bucket_id, r.path.string(),
+    st.add_bucket(self, {r.index.header.bucket_id, r.path.string(),
                                         r.index.file_size, std::move(r.index.entries)});
   if (!st.buckets.empty()) enforce_quota(self, static_cast<std::uint32_t>(st.buckets.size() - 1));
   self->set_exit_handler([self](caf::exit_msg& msg) {
@@ -208,7 +209,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
   });
   return {
     [self](caf::publish_atom, const sealed_bucket& sealed) {
-      enforce_quota(self, self->state.add_bucket(self->home_system(), sealed));
+      enforce_quota(self, self->state.add_bucket(self, sealed));
       return caf::ok_atom_v;
     },
     [self](caf::resolve_atom, const std::vector<std::string>& keys) {
@@ -233,6 +234,16 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
         if (st.buckets[slot].keys == 0) st.drop_bucket(slot);  // its space comes back now
       }
       return removed;
+    },
+    [self](buffered_atom) {
+      auto& st = self->state;
+      if (st.options.buffered) return;
+      spdlog::warn("O_DIRECT reads refused on the data dir's filesystem: reading every bucket "
+                   "through the page cache from now on");
+      st.options.buffered = true;
+      st.totals.reads_buffered = true;
+      for (const auto& b : st.buckets)
+        if (b.id != 0) caf::anon_send(b.actor, buffered_atom_v);
     },
     [self](stats_atom) {
       auto s = self->state.totals;

@@ -16,7 +16,7 @@ struct catalog_options {
   std::uint64_t quota_bytes = 0;     // bucket files may take this much, resolved (> 0)
   std::uint64_t reserve_bytes = 0;   // kept free for the bucket being written
   bool lru = false;                  // evict the least recently read bucket, else the oldest
-  bool refuse_o_direct = false;      // fault injection, passed to the bucket actors
+  bool buffered = false;             // read bucket files through the page cache, no O_DIRECT
 };
 
 // Starts with the buckets recovery found; their keys are published in id order.

@@ -63,8 +63,11 @@ private:
   bool open_ring() {
     read_fault_rates rates;
     if (faults_.enabled)
-      rates = {faults_.read_error_rate, faults_.short_read_rate,
-               faults_.ring_submit_failure_rate, faults_.seed + stats_.index};
+      rates = {.eio = faults_.read_error_rate,
+               .short_read = faults_.short_read_rate,
+               .corrupt = faults_.corrupt_rate,
+               .submit_failure = faults_.ring_submit_failure_rate,
+               .seed = faults_.seed + stats_.index};
     ring_ = std::make_unique<read_ring>(
       static_cast<unsigned>(config_.window), wakeup_fd_, rates,
       [this](std::uint32_t client, std::uint32_t tag, int result) {
@@ -138,7 +141,7 @@ private:
   }
 
   static int pread_item(const read_item& item) {
-    if (item.fault == fail_with_eio) return -EIO;
+    if (const int err = fault_errno(item.fault)) return -err;
     auto* target = reinterpret_cast<char*>(item.address);
     std::uint64_t done = 0;
     while (done < item.length) {
@@ -170,6 +173,8 @@ private:
       stats_.reads_fixed = ring_->reads_fixed();
       stats_.reads_plain = ring_->reads_plain();
       stats_.ring_resets = ring_->resets();
+      stats_.busy_ns = ring_->busy_ns();
+      stats_.in_flight_ns = ring_->in_flight_ns();
     }
     return stats_;
   }

@@ -173,6 +173,8 @@ constexpr std::array schema = {
     ratio(SPILLWAY_KEY(fault, ring_submit_failure_rate), 0, 1, "io_uring_submit calls that fail"),
     boolean(SPILLWAY_KEY(fault, fail_registration), "buffer registration answers ENOMEM"),
     boolean(SPILLWAY_KEY(fault, refuse_o_direct), "opens with O_DIRECT answer EINVAL"),
+    boolean(SPILLWAY_KEY(fault, refuse_o_direct_reads),
+            "reads of O_DIRECT bucket files answer EINVAL"),
     list(SPILLWAY_KEY(fault, read_error_keys), "these keys' reads complete with EIO"),
     list(SPILLWAY_KEY(fault, short_read_keys), "these keys' reads complete short"),
 };

@@ -83,6 +83,7 @@ struct fault_section {
   double ring_submit_failure_rate = 0;     // io_uring_submit calls that fail
   bool fail_registration = false;          // buffer registration answers ENOMEM
   bool refuse_o_direct = false;            // opens with O_DIRECT answer EINVAL
+  bool refuse_o_direct_reads = false;      // reads of O_DIRECT bucket files answer EINVAL
   std::vector<std::string> read_error_keys;  // these keys' reads complete with EIO
   std::vector<std::string> short_read_keys;  // these keys' reads complete short
 

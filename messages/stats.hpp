@@ -19,12 +19,17 @@ struct reader_stats {
   std::uint64_t reads_fixed = 0;
   std::uint64_t reads_plain = 0;
   std::uint64_t ring_resets = 0;       // ring-level failures recovered from
+  // Window occupancy: time with at least one read in flight, and the integral of reads
+  // in flight over time; in_flight_ns / busy_ns is the mean window while busy.
+  std::uint64_t busy_ns = 0;
+  std::uint64_t in_flight_ns = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, reader_stats& x) {
   return f(x.index, x.engine, x.ring_flags, x.wakeups, x.registered_chunks,
-           x.registration_errno, x.reads_fixed, x.reads_plain, x.ring_resets);
+           x.registration_errno, x.reads_fixed, x.reads_plain, x.ring_resets, x.busy_ns,
+           x.in_flight_ns);
 }
 
 struct node_stats {
@@ -46,12 +51,13 @@ struct catalog_stats {
   std::uint64_t quota_bytes = 0;     // storage.max_total_size, resolved
   std::uint64_t evicted_buckets = 0;
   std::uint64_t evicted_keys = 0;
+  bool reads_buffered = false;       // O_DIRECT was refused: reads go through the page cache
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
   return f(x.keys, x.live_bytes, x.buckets, x.file_bytes, x.garbage_bytes, x.quota_bytes,
-           x.evicted_buckets, x.evicted_keys);
+           x.evicted_buckets, x.evicted_keys, x.reads_buffered);
 }
 
 struct arena_stats {

@@ -54,9 +54,11 @@ typename Inspector::result_type inspect(Inspector& f, pinned_file& x) {
 }
 
 // pin(n): n more reads in flight; unpin(n): n reads done. evict: the catalog has
-// dropped this bucket; its file goes when the last pin does.
+// dropped this bucket; its file goes when the last pin does. buffered: O_DIRECT reads
+// of the file were refused; answers the file opened for reads through the page cache.
 using bucket_actor = caf::typed_actor<
   caf::replies_to<pin_atom, std::uint32_t>::with<pinned_file>,
+  caf::replies_to<buffered_atom>::with<pinned_file>,
   caf::reacts_to<unpin_atom, std::uint32_t>,
   caf::reacts_to<evict_atom>>;
 
@@ -130,7 +132,10 @@ using eviction_listener =
   caf::typed_actor<caf::reacts_to<evicted_atom, std::vector<std::string>>>;
 
 // exists answers one flag per key (1 = present); delete answers how many it removed.
+// buffered: O_DIRECT reads were refused on the data dir's filesystem; every bucket,
+// present and future, is read through the page cache from then on.
 using catalog_actor = caf::typed_actor<
+  caf::reacts_to<buffered_atom>,
   caf::replies_to<caf::publish_atom, sealed_bucket>::with<caf::ok_atom>,
   caf::replies_to<caf::resolve_atom, std::vector<std::string>>::with<resolve_reply>,
   caf::replies_to<exists_atom, std::vector<std::string>>::with<std::vector<std::uint8_t>>,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <ctime>
 #include <sys/uio.h>
 
 namespace spillway {
@@ -18,6 +19,12 @@ namespace {
 constexpr std::uint64_t wakeup_tag = 0;  // slot i completes with user_data i + 1
 constexpr unsigned reap_batch = 64;
 constexpr std::uint64_t page = 4096;
+
+std::uint64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
 
 // IORING_REGISTER_CLONE_BUFFERS (6.12+), not in liburing 2.3's headers: STACK.md 5.
 constexpr unsigned register_clone_buffers = 30;
@@ -118,8 +125,11 @@ void read_ring::fill_window() {
 
 int read_ring::inject(const slot& s, int result) {
   if (result < 0) return result;
+  if (const int err = fault_errno(s.item.fault)) return -err;
   std::uniform_real_distribution<double> roll{0, 1};
-  if (s.item.fault == fail_with_eio || roll(dice_) < faults_.eio) return -EIO;
+  if (roll(dice_) < faults_.eio) return -EIO;
+  if (result > 0 && roll(dice_) < faults_.corrupt)
+    reinterpret_cast<std::uint8_t*>(s.item.address + s.done)[result / 2] ^= 0x20;
   const bool shorten = s.item.fault == come_back_short || roll(dice_) < faults_.short_read;
   if (shorten && !s.retried) return static_cast<int>(result / 2 / page * page);
   return result;
@@ -165,11 +175,22 @@ void read_ring::mark_submitted() {
   for (auto& s : slots_) s.submitted = s.submitted || s.busy;
 }
 
+// The one place the ring waits, so the window's occupancy is measured here: the time
+// outside it is the reader's own work, a few microseconds a loop.
+int read_ring::submit_and_wait() {
+  const auto start = now_ns();
+  const int rc = io_uring_submit_and_wait(&ring_, 1);
+  const auto waited = now_ns() - start;
+  if (in_flight_ > 0) busy_ns_ += waited;
+  in_flight_ns_ += in_flight_ * waited;
+  return rc;
+}
+
 bool read_ring::run_once() {
   fill_window();
   std::uniform_real_distribution<double> roll{0, 1};
   const bool fail = faults_.submit_failure > 0 && roll(dice_) < faults_.submit_failure;
-  const int rc = fail ? -EIO : io_uring_submit_and_wait(&ring_, 1);
+  const int rc = fail ? -EIO : submit_and_wait();
   if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
     reset();
     return true;  // the owner re-reads its mailbox and asks for the table again
@@ -182,7 +203,7 @@ bool read_ring::run_once() {
 
 void read_ring::drain() {
   while (in_flight_ > 0) {
-    if (io_uring_submit_and_wait(&ring_, 1) < 0) continue;  // EINTR, EAGAIN: again
+    if (submit_and_wait() < 0) continue;  // EINTR, EAGAIN: again
     mark_submitted();
     if (reap()) arm_wakeup();
   }

@@ -6,6 +6,7 @@
 // the window's slots and the queue are sized up front and reused.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -29,11 +30,22 @@ struct read_item {
 
 // Faults a test or the [fault] config asks for, named per item by the batch (which
 // knows the keys) or drawn at a rate by the ring.
-enum read_fault : std::uint8_t { no_fault = 0, fail_with_eio = 1, come_back_short = 2 };
+enum read_fault : std::uint8_t {
+  no_fault = 0,
+  fail_with_eio = 1,
+  come_back_short = 2,
+  fail_with_einval = 3,  // what a filesystem that takes O_DIRECT opens but not reads says
+};
+
+// The errno a fault completes its read with; 0 for faults that are not an error.
+constexpr int fault_errno(std::uint8_t fault) {
+  return fault == fail_with_eio ? EIO : fault == fail_with_einval ? EINVAL : 0;
+}
 
 struct read_fault_rates {
   double eio = 0;
   double short_read = 0;
+  double corrupt = 0;  // a byte of the data read is flipped
   double submit_failure = 0;
   std::uint64_t seed = 1;
 };
@@ -77,6 +89,9 @@ public:
   std::uint64_t reads_fixed() const { return reads_fixed_; }
   std::uint64_t reads_plain() const { return reads_plain_; }
   std::uint64_t resets() const { return resets_; }
+  // Time spent waiting with reads in flight, and that time weighted by how many.
+  std::uint64_t busy_ns() const { return busy_ns_; }
+  std::uint64_t in_flight_ns() const { return in_flight_ns_; }
 
 private:
   struct slot {
@@ -90,6 +105,7 @@ private:
 
   void arm_wakeup();
   bool reap();
+  int submit_and_wait();
   void mark_submitted();
   int register_own(const std::vector<std::uint64_t>& addresses,
                    const std::vector<std::uint64_t>& sizes);
@@ -116,6 +132,7 @@ private:
   std::mt19937_64 dice_;
   done_fn done_;
   std::uint64_t reads_fixed_ = 0, reads_plain_ = 0, resets_ = 0;
+  std::uint64_t busy_ns_ = 0, in_flight_ns_ = 0;
 };
 
 }  // namespace spillway

@@ -2,6 +2,8 @@
 // message, never by a wait loop.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -22,7 +24,7 @@ struct bucket_fixture : test::det_fixture {
 
   bucket_fixture() {
     std::ofstream{path} << std::string(8192, 'b');
-    bucket = spawn_bucket(system, 7, path, false);
+    bucket = spawn_bucket(system, {}, 7, path, false);
     sched.run();
   }
 
@@ -71,8 +73,25 @@ TEST_CASE_FIXTURE(bucket_fixture, "an unpinned bucket's file goes as soon as it 
   CHECK(!std::filesystem::exists(path));
 }
 
+TEST_CASE_FIXTURE(bucket_fixture, "buffered swaps in a page-cache descriptor and keeps the old one open") {
+  const auto direct = pin(1);
+  REQUIRE(direct.direct);
+  auto handle = self->request(bucket, caf::infinite, buffered_atom_v);
+  sched.run();
+  handle.receive(
+    [&](pinned_file& f) {
+      CHECK(!f.direct);
+      CHECK(f.fd >= 0);
+      CHECK(f.fd != direct.fd);
+      CHECK((::fcntl(f.fd, F_GETFL) & O_DIRECT) == 0);
+    },
+    [&](caf::error& err) { FAIL("buffered: " << to_string(err)); });
+  CHECK(::fcntl(direct.fd, F_GETFD) >= 0);  // reads in flight still name it
+  CHECK(!pin(1).direct);
+}
+
 TEST_CASE_FIXTURE(bucket_fixture, "refused O_DIRECT falls back to a buffered file") {
-  auto buffered = spawn_bucket(system, 8, path, true);
+  auto buffered = spawn_bucket(system, {}, 8, path, true);
   sched.run();
   auto handle = self->request(buffered, caf::infinite, pin_atom_v, 1u);
   sched.run();

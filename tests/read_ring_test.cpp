@@ -125,7 +125,7 @@ TEST_CASE_FIXTURE(ring_fixture, "a short read is finished by its retry and EIO i
 
 TEST_CASE_FIXTURE(ring_fixture, "failed submits reset the ring and every read completes once") {
   if (!probe_uring().usable()) return;
-  auto ring = make({0, 0, 0.4, 7});
+  auto ring = make({.submit_failure = 0.4, .seed = 7});
   read_all(*ring);
   CHECK(ring->resets() > 0);
   std::vector<int> seen(file_size / read_size, 0);

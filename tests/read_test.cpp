@@ -274,6 +274,43 @@ TEST_CASE("refused O_DIRECT falls back to buffered reads") {
   d.write(n, 10, "buffered-");
   check_batch(n, d, d.keys);
   check_no_leak(n);
+  CHECK(n.store_stats().reads_buffered);
+}
+
+TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered reads") {
+  for (const std::string engine : {"uring", "posix"})
+    SUBCASE(engine.c_str()) {
+      test::temp_dir dir;
+      auto config = read_config(dir.path());
+      config.read.engine = engine;
+      config.fault.enabled = true;
+      config.fault.refuse_o_direct_reads = true;
+      node n{config};
+      dataset d;
+      d.write(n, 16, "refused-");
+      CHECK_FALSE(n.store_stats().reads_buffered);
+      check_batch(n, d, mixed_keys(d));
+      CHECK(n.store_stats().reads_buffered);
+      check_batch(n, d, d.keys);
+      check_no_leak(n);
+    }
+}
+
+TEST_CASE("a byte flipped in every read makes every key corrupt and none is handed out") {
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.fault.enabled = true;
+  config.fault.corrupt_rate = 1;
+  node n{config};
+  dataset d;
+  d.write(n, 8, "flipped-");
+  auto got = n.get_batch(d.keys);
+  for (std::size_t k = 0; k < d.keys.size(); ++k) {
+    CHECK_MESSAGE(got.values()[k].status.error == key_error::corrupt, d.keys[k]);
+    CHECK(got.values()[k].bytes.empty());
+  }
+  got.release();
+  check_no_leak(n);
 }
 
 TEST_CASE("an unreleased lease expires and a late release is harmless") {

@@ -65,8 +65,27 @@ std::vector<std::string> write_dataset(node& store, std::uint64_t object_size,
   return keys;
 }
 
-// One round: N batches at once, each of random distinct keys; GB/s of value bytes.
-double read_round(node& store, const std::vector<std::string>& keys, std::uint64_t object_size,
+// What one round measured: GB/s of value bytes, and the readers' window over the round
+// (mean reads in flight while a reader waited on the disk; the share of the round the
+// readers spent waiting with reads in flight), which tell a starved window from a
+// full one that the disk serves slowly.
+struct round_figures {
+  double gbps = 0;
+  double in_flight = 0;
+  double busy = 0;
+};
+
+std::pair<std::uint64_t, std::uint64_t> window_totals(node& store) {
+  std::pair<std::uint64_t, std::uint64_t> busy_and_in_flight;
+  for (const auto& r : store.stats().readers) {
+    busy_and_in_flight.first += r.busy_ns;
+    busy_and_in_flight.second += r.in_flight_ns;
+  }
+  return busy_and_in_flight;
+}
+
+// One round: N batches at once, each of random distinct keys.
+round_figures read_round(node& store, const std::vector<std::string>& keys, std::uint64_t object_size,
                   std::uint64_t batch_bytes, unsigned n, const std::string& mode,
                   std::mt19937_64& random) {
   const auto per_batch =
@@ -79,6 +98,7 @@ double read_round(node& store, const std::vector<std::string>& keys, std::uint64
   }
   std::vector<std::thread> clients;
   std::vector<std::string> failures(n);
+  const auto before = window_totals(store);
   bench::stopwatch clock;
   for (unsigned c = 0; c < n; ++c)
     clients.emplace_back([&, c] {
@@ -91,7 +111,12 @@ double read_round(node& store, const std::vector<std::string>& keys, std::uint64
   const double seconds = clock.seconds();
   for (const auto& f : failures)
     if (!f.empty()) throw std::runtime_error("bench read: a value came back wrong: " + f);
-  return static_cast<double>(per_batch * n * object_size) / seconds / 1e9;
+  const auto after = window_totals(store);
+  const auto busy_ns = static_cast<double>(after.first - before.first);
+  const auto readers = static_cast<double>(store.config().read.readers);
+  return {static_cast<double>(per_batch * n * object_size) / seconds / 1e9,
+          busy_ns > 0 ? static_cast<double>(after.second - before.second) / busy_ns : 0,
+          busy_ns / 1e9 / seconds / readers};
 }
 
 // fio's random reads of the same size over the same bucket files, as many in flight as
@@ -202,13 +227,17 @@ int run_bench_read(const bench_read_options& o) {
     for (auto n : o.concurrency) std::printf("   N=%-5u", n);
     std::printf("\n");
     const unsigned iodepth = static_cast<unsigned>(config.read.readers * config.read.window);
-    std::vector<std::vector<double>> window(o.concurrency.size()), group(o.concurrency.size()),
-      limit(o.concurrency.size()), over_group(o.concurrency.size()), over_fio(o.concurrency.size());
+    const auto columns = o.concurrency.size();
+    std::vector<std::vector<double>> window(columns), group(columns), limit(columns),
+      over_group(columns), over_fio(columns), in_flight(columns), busy(columns);
     for (unsigned run = 0; run < o.runs; ++run)  // interleaved: the host's noise is shared
-      for (std::size_t c = 0; c < o.concurrency.size(); ++c) {
+      for (std::size_t c = 0; c < columns; ++c) {
         const auto n = o.concurrency[c];
-        window[c].push_back(read_round(*store, keys, size, o.batch_bytes, n, "window", random));
-        group[c].push_back(read_round(*store, keys, size, o.batch_bytes, n, "group", random));
+        const auto w = read_round(*store, keys, size, o.batch_bytes, n, "window", random);
+        window[c].push_back(w.gbps);
+        in_flight[c].push_back(w.in_flight);
+        busy[c].push_back(w.busy);
+        group[c].push_back(read_round(*store, keys, size, o.batch_bytes, n, "group", random).gbps);
         over_group[c].push_back(window[c].back() / group[c].back());
         if (!fio) continue;
         limit[c].push_back(fio_round(dir, size, o.batch_bytes * n, iodepth, hugepages));
@@ -231,6 +260,11 @@ int run_bench_read(const bench_read_options& o) {
     if (fio) row("fio", limit);
     row("w/group", over_group);
     if (fio) row("w/fio", over_fio);
+    std::printf("window: reads in flight per reader while busy");
+    for (const auto& x : in_flight) std::printf(" %.1f", bench::median(x));
+    std::printf(" (of %llu); readers busy", static_cast<unsigned long long>(config.read.window));
+    for (const auto& x : busy) std::printf(" %.0f%%", 100 * bench::median(x));
+    std::printf(" of the time\n");
     for (std::size_t c = 0; c < o.concurrency.size(); ++c) {
       if (ratios.back() == '}') ratios += ", ";
       ratios += "{\"object_size\": " + std::to_string(size) + ", \"n\": " +

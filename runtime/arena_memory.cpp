@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/kernel_probe.hpp"
 
 namespace spillway {
 namespace {
@@ -16,6 +22,37 @@ void* map_anonymous(std::uint64_t size, int extra_flags) {
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra_flags, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
+}
+
+// How long the arena waits for hugetlb pages that a process gone just before us still
+// holds: its rings' teardown is asynchronous and keeps registered pages pinned for a
+// while (BENCHMARKS.md). Hugepages double the read rate, so a short wait at start is
+// worth it; past it the arena settles for THP and says why.
+constexpr auto pool_wait = std::chrono::seconds(2);
+constexpr auto pool_poll = std::chrono::milliseconds(20);
+
+// A hugetlb mapping takes its pages from the pool at fault time; MAP_NORESERVE is left
+// out so that a pool too small fails here, not with SIGBUS on first touch. ENOMEM from a
+// pool big enough in total means its pages are held: wait for them, a bounded while.
+void* map_hugetlb(std::uint64_t size) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+    if (p != MAP_FAILED) return p;
+    const int err = errno;
+    const auto pool = probe_hugepages();
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (err != ENOMEM || pool.hugetlb_page_size * pool.hugetlb_total < size ||
+        waited >= pool_wait) {
+      if (err == ENOMEM && waited >= pool_wait)
+        spdlog::warn("arena: the hugetlb pool's pages stayed held by others for {} s",
+                     std::chrono::duration_cast<std::chrono::seconds>(waited).count());
+      errno = err;
+      return nullptr;
+    }
+    std::this_thread::sleep_for(pool_poll);
+  }
 }
 
 }  // namespace
@@ -33,11 +70,7 @@ arena_memory::arena_memory(std::uint64_t size, std::uint64_t chunk_size, const s
     : size_(size), chunk_size_(chunk_size) {
   void* p = nullptr;
   if (wanted == "auto" || wanted == "hugetlb") {
-    // A hugetlb mapping takes its pages from the pool at fault time; MAP_NORESERVE is
-    // dropped so that a pool too small fails here, not with SIGBUS on first touch.
-    p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
-               -1, 0);
-    if (p == MAP_FAILED) p = nullptr;
+    p = map_hugetlb(size);
     pages_ = arena_pages::hugetlb;
     if (!p && wanted == "hugetlb")
       throw std::runtime_error("read.arena_pages = \"hugetlb\", but the hugetlb pool cannot hold " +

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "runtime/arena_memory.hpp"
 #include "runtime/kernel_probe.hpp"
 #include "runtime/rdma_devices.hpp"
 
@@ -161,6 +162,27 @@ doctor_line check_hugepages(const hugepage_probe& probe, std::uint64_t arena) {
               ", or enable THP (madvise)"};
 }
 
+// The arena a node started now would get: mapped as the node maps it, and a sample of
+// its first chunk faulted in, to see how much of it the kernel really backs with huge
+// pages (THP may be granted by madvise and still hand out 4 KiB pages).
+doctor_line check_arena(const read_section& read) {
+  constexpr std::uint64_t sample = 64u << 20;
+  try {
+    arena_memory memory{read.arena_size, read.arena_chunk, read.arena_pages};
+    const auto [offset, bytes] = memory.populate(0, sample);
+    const auto huge = std::min(memory.huge_bytes(), bytes);
+    const auto share = bytes == 0 ? 0 : static_cast<int>(100 * huge / bytes);
+    const std::string got = human_size(read.arena_size) + " arena maps with " +
+                            to_string(memory.pages()) + " pages; " + std::to_string(share) +
+                            "% of a " + human_size(bytes) + " sample came back huge";
+    if (memory.pages() == arena_pages::plain || share < 90)
+      return {"arena", warn, got + ": reads run at 0.36-0.6 of the drive on 4 KiB pages"};
+    return {"arena", ok, got};
+  } catch (const std::exception& e) {
+    return {"arena", fail, e.what()};
+  }
+}
+
 // "ext4 at /var/lib/spillway", or where the data dir will be created when it is missing.
 std::string where(const direct_io_probe& probe, const fs::path& data_dir) {
   const std::string fs_name = probe.fs_type.empty() ? "unknown filesystem" : probe.fs_type;
@@ -274,6 +296,7 @@ doctor_report run_doctor(const node_config& config) {
       unless_posix(check_defer_taskrun(uring), config),
       unless_posix(check_memlock(probe_memlock(), arena), config),
       check_hugepages(probe_hugepages(), arena),
+      check_arena(config.read),
       check_direct_io(disk, config.storage.data_dir),
       check_free_space(disk, config.storage),
       check_rdma(list_rdma_devices(), config.transfer),

@@ -204,6 +204,31 @@ TEST_CASE("run_doctor with tcp and a data dir under /var/tmp can run") {
   CHECK(is_empty_dir(dir.path()));  // the doctor creates nothing
 }
 
+TEST_CASE("the arena line says which pages a node started now would get") {
+  const temp_dir dir("/var/tmp");
+  node_config config = config_in(dir.path() / "data");
+  config.read.arena_size = 64u << 20;
+  config.read.arena_chunk = 32u << 20;
+  SUBCASE("plain pages are a warning") {
+    config.read.arena_pages = "plain";
+    const doctor_line arena = line_named(run_doctor(config), "arena");
+    CHECK(arena.level == doctor_level::warn);
+    CHECK(arena.detail.find("plain pages") != std::string::npos);
+  }
+  SUBCASE("hugetlb is had from the pool or refused with the key named") {
+    config.read.arena_pages = "hugetlb";
+    const doctor_line arena = line_named(run_doctor(config), "arena");
+    INFO(arena.detail);
+    if (probe_hugepages().hugetlb_free_bytes() >= config.read.arena_size) {
+      CHECK(arena.level == doctor_level::ok);
+      CHECK(arena.detail.find("hugetlb pages; 100%") != std::string::npos);
+    } else {
+      CHECK(arena.level == doctor_level::fail);
+      CHECK(arena.detail.find("read.arena_pages") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("run_doctor fails a data dir that cannot be created") {
   const temp_dir dir("/var/tmp");
   const fs::path file = dir.path() / "plain";
@@ -250,7 +275,7 @@ TEST_CASE("format_report has one line per check and each starts with its level")
     CHECK(line.find(report.lines[count].check) == 6);
   }
   CHECK(count == report.lines.size());
-  CHECK(count == 9);
+  CHECK(count == 10);
 }
 
 }  // TEST_SUITE

@@ -5,6 +5,7 @@
 // A warn is a slower or degraded path that still works; a fail is a node that cannot run.
 #include "runtime/doctor.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -211,6 +212,13 @@ doctor_line check_direct_io(const direct_io_probe& probe, const fs::path& data_d
               "; check the drive"};
 }
 
+std::uint64_t open_file_hard_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max == RLIM_INFINITY)
+    return UINT64_MAX;
+  return limit.rlim_max;
+}
+
 doctor_line check_free_space(const direct_io_probe& probe, const storage_section& storage) {
   if (probe.fs_type.empty())
     return {"space", fail, "statfs failed on " + probe.probed_dir.string()};
@@ -226,6 +234,25 @@ doctor_line check_free_space(const direct_io_probe& probe, const storage_section
             found + ": below storage.max_total_size (" + human_size(storage.max_total_size) +
                 "), so writes can hit ENOSPC before eviction; lower storage.max_total_size"};
   return {"space", ok, found};
+}
+
+// Each sealed bucket keeps its file open in its actor, and the node raises its soft
+// limit to the hard one at start; a hard limit below the buckets the store can hold
+// makes opens fail once the store fills (EMFILE). Sockets, rings and logs need room too.
+doctor_line check_open_files(std::uint64_t hard_limit, const direct_io_probe& probe,
+                             const storage_section& storage) {
+  constexpr std::uint64_t headroom = 1024;
+  const std::uint64_t store = storage.max_total_size != 0 ? storage.max_total_size
+                                                          : probe.free_bytes;
+  const std::uint64_t need = store / storage.bucket_size_limit + headroom;
+  const std::string found = "open file limit " + std::to_string(hard_limit) +
+                            " (hard); the store holds up to " +
+                            std::to_string(store / storage.bucket_size_limit) +
+                            " buckets, one open file each";
+  if (hard_limit >= need) return {"files", ok, found};
+  return {"files", warn,
+          found + ": raise the hard limit to " + std::to_string(need) +
+              " (ulimit -Hn, LimitNOFILE=) or raise storage.bucket_size_limit"};
 }
 
 std::optional<std::string> missing_device(const rdma_device_list& devices,
@@ -299,6 +326,7 @@ doctor_report run_doctor(const node_config& config) {
       check_arena(config.read),
       check_direct_io(disk, config.storage.data_dir),
       check_free_space(disk, config.storage),
+      check_open_files(open_file_hard_limit(), disk, config.storage),
       check_rdma(list_rdma_devices(), config.transfer),
       check_fio(),
   };

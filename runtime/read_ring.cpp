@@ -23,7 +23,8 @@ constexpr std::uint64_t page = 4096;
 std::uint64_t now_ns() {
   timespec t{};
   ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(t.tv_nsec);
 }
 
 // IORING_REGISTER_CLONE_BUFFERS (6.12+), not in liburing 2.3's headers: STACK.md 5.

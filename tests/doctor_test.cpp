@@ -3,6 +3,8 @@
 // and that the doctor blocks exactly the configurations that cannot run here.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
 #include <fcntl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -229,6 +231,26 @@ TEST_CASE("the arena line says which pages a node started now would get") {
   }
 }
 
+TEST_CASE("the files line weighs the open file limit against the buckets the store holds") {
+  const temp_dir dir("/var/tmp");
+  node_config config = config_in(dir.path() / "data");
+  rlimit limit{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &limit) == 0);
+  REQUIRE(limit.rlim_max != RLIM_INFINITY);
+  config.storage.bucket_size_limit = 64u << 20;
+  SUBCASE("a store of a few buckets fits") {
+    config.storage.max_total_size = 1ull << 30;
+    CHECK(line_named(run_doctor(config), "files").level == doctor_level::ok);
+  }
+  SUBCASE("a store of more buckets than the hard limit is a warning that names the fixes") {
+    config.storage.max_total_size = (limit.rlim_max + 1) * config.storage.bucket_size_limit;
+    const doctor_line files = line_named(run_doctor(config), "files");
+    CHECK(files.level == doctor_level::warn);
+    CHECK(files.detail.find("LimitNOFILE") != std::string::npos);
+    CHECK(files.detail.find("storage.bucket_size_limit") != std::string::npos);
+  }
+}
+
 TEST_CASE("run_doctor fails a data dir that cannot be created") {
   const temp_dir dir("/var/tmp");
   const fs::path file = dir.path() / "plain";
@@ -275,7 +297,7 @@ TEST_CASE("format_report has one line per check and each starts with its level")
     CHECK(line.find(report.lines[count].check) == 6);
   }
   CHECK(count == report.lines.size());
-  CHECK(count == 10);
+  CHECK(count == 11);
 }
 
 }  // TEST_SUITE

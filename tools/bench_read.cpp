@@ -85,9 +85,9 @@ std::pair<std::uint64_t, std::uint64_t> window_totals(node& store) {
 }
 
 // One round: N batches at once, each of random distinct keys.
-round_figures read_round(node& store, const std::vector<std::string>& keys, std::uint64_t object_size,
-                  std::uint64_t batch_bytes, unsigned n, const std::string& mode,
-                  std::mt19937_64& random) {
+round_figures read_round(node& store, const std::vector<std::string>& keys,
+                         std::uint64_t object_size, std::uint64_t batch_bytes, unsigned n,
+                         const std::string& mode, std::mt19937_64& random) {
   const auto per_batch =
     std::min<std::size_t>(keys.size(), std::max<std::uint64_t>(1, batch_bytes / object_size));
   std::vector<std::vector<std::string>> batches(n);

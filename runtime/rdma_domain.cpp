@@ -62,11 +62,13 @@ std::uint32_t rdma_domain::register_memory(std::byte* base, std::uint64_t length
 
 std::optional<std::uint32_t> rdma_domain::local_key(std::size_t device, const std::byte* address,
                                                     std::uint64_t length) const {
+  // A region is checked as a segment is: the same bounds, the same overflow check.
   const auto at = reinterpret_cast<std::uintptr_t>(address);
   std::shared_lock lock{mutex_};
   for (const auto& r : regions_) {
     const auto base = reinterpret_cast<std::uintptr_t>(r.base);
-    if (at >= base && length <= r.length && at - base <= r.length - length)
+    const segment_descriptor bounds{0, base, r.length, 0};
+    if (at >= base && check_bounds(&bounds, at - base, length) == transfer_error::none)
       return r.mrs[device]->lkey;
   }
   return std::nullopt;

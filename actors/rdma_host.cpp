@@ -2,6 +2,8 @@
 #include "actors/rdma_host.hpp"
 
 #include <map>
+#include <memory>
+#include <utility>
 
 #include <caf/actor_system.hpp>
 #include <caf/sec.hpp>

@@ -4,6 +4,8 @@
 // fails the group as peer_unreachable, which the slicer retries on another QP.
 #include "actors/rdma_transport.hpp"
 
+#include <string>
+
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>

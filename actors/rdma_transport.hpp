@@ -16,10 +16,10 @@ class rdma_domain;
 
 struct rdma_lane_options {
   std::shared_ptr<const rdma_domain> domain;
-  std::size_t device = 0;       // which of the domain's devices the QP lives on
-  rdma_host_actor owner;        // the peer's side of the handshake (its transfer host)
-  std::chrono::milliseconds slice_timeout{5000};
-  std::uint32_t depth = 512;    // work requests in flight, capped by the device
+  std::size_t device = 0;  // which of the domain's devices the QP lives on
+  rdma_host_actor owner;   // the peer's side of the handshake (its transfer host)
+  std::chrono::milliseconds slice_timeout{};  // transfer.slice_timeout_ms
+  std::uint32_t depth = 1;  // work requests in flight, capped by the device
 };
 
 // Detached: a QP's actor blocks on its completion channel while a group moves, so it

@@ -11,8 +11,10 @@
 #include <caf/io/middleman.hpp>
 #include <caf/send.hpp>
 
+#include "actors/rdma_host.hpp"
 #include "actors/transport_host.hpp"
 #include "config/endpoint.hpp"
+#include "runtime/rdma_domain.hpp"
 #include "runtime/tcp_server.hpp"
 
 namespace spillway {
@@ -47,7 +49,8 @@ transfer_engine::transfer_engine(caf::actor_system& system, transfer_section tra
 transfer_engine::~transfer_engine() { stop(); }
 
 // The tcp server binds transfer.listen; the transfer host goes on the same host, on a
-// port of its own that peers learn from control_port().
+// port of its own that peers learn from control_port(). For rdma the devices open
+// here, and an rdma host answers the handshakes that reach the transfer host.
 void transfer_engine::start_services() {
   if (stopped_) throw std::runtime_error("transfer: the node is stopped");
   if (host_) return;
@@ -62,7 +65,11 @@ void transfer_engine::start_services() {
     }
     data_port = server_->port();
   }
-  auto host = spawn_transport_host(system_, segments_, data_port);
+  if (transfer_.transport == "rdma" && !domain_) {  // kept when publishing failed
+    domain_ = std::make_shared<rdma_domain>(transfer_.rdma_devices);  // rdma_setup_error
+    rdma_host_ = spawn_rdma_host(system_, domain_, segments_);
+  }
+  auto host = spawn_transport_host(system_, segments_, data_port, rdma_host_);
   auto port = system_.middleman().publish(host, 0, where->host.c_str());
   if (!port) {
     caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
@@ -76,7 +83,10 @@ void transfer_engine::start_services() {
 segment_descriptor transfer_engine::register_segment(void* base, std::uint64_t length) {
   std::lock_guard lock{mutex_};
   start_services();
-  return segments_->add(static_cast<std::byte*>(base), length);
+  auto* bytes = static_cast<std::byte*>(base);
+  // Registered before it is listed, so that any segment a peer sees has its rkeys.
+  const auto rkey = domain_ ? domain_->register_memory(bytes, length) : 0;
+  return segments_->add(bytes, length, rkey);
 }
 
 std::uint16_t transfer_engine::control_port() {
@@ -93,8 +103,7 @@ transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t co
   else if (transfer_.transport == "tcp")
     routes_.push_back(open_tcp_route(system_, transfer_, host, control_port));
   else
-    throw std::runtime_error("transfer.transport = \"" + transfer_.transport +
-                             "\": connect_peer supports local and tcp");
+    routes_.push_back(open_rdma_route(system_, transfer_, host, control_port, domain_));
   return {static_cast<std::uint32_t>(routes_.size() - 1), routes_.back().peer.segments};
 }
 
@@ -129,6 +138,9 @@ void transfer_engine::stop() {
     caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
   }
   host_ = nullptr;
+  if (rdma_host_) caf::anon_send_exit(rdma_host_, caf::exit_reason::user_shutdown);
+  rdma_host_ = nullptr;
+  domain_.reset();  // its last QP actor closes the devices
   server_.reset();  // shuts its sessions down and joins their threads
 }
 

@@ -21,19 +21,21 @@
 
 namespace spillway {
 
+class rdma_domain;
 class tcp_server;
 
 class transfer_engine {
 public:
-  // Starts nothing. Routes are "local" or "tcp"; connect() refuses "rdma", whose data
-  // path is not built yet.
+  // Starts nothing. Routes are "local", "tcp" or "rdma", as transfer.transport says.
   transfer_engine(caf::actor_system& system, transfer_section transfer);
   ~transfer_engine();
   transfer_engine(const transfer_engine&) = delete;
   transfer_engine& operator=(const transfer_engine&) = delete;
 
-  // Registers [base, base + length) for peers to read and write. Throws
-  // std::runtime_error when the services cannot start (transfer.listen taken).
+  // Registers [base, base + length) for peers to read and write (for rdma, as a
+  // memory region on every device, whose rkey the descriptor carries). Throws
+  // std::runtime_error when the services cannot start (transfer.listen taken, or
+  // the rdma devices do not open) or the memory cannot be registered.
   segment_descriptor register_segment(void* base, std::uint64_t length);
 
   // The port of this node's published transfer host, on transfer.listen's host.
@@ -59,6 +61,8 @@ private:
   std::mutex mutex_;
   std::shared_ptr<segment_table> segments_ = std::make_shared<segment_table>();
   std::unique_ptr<tcp_server> server_;
+  std::shared_ptr<rdma_domain> domain_;  // rdma: the devices, and the segments' MRs
+  rdma_host_actor rdma_host_;
   transfer_host_actor host_;
   std::uint16_t control_port_ = 0;
   std::vector<transfer_route> routes_;

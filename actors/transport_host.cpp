@@ -11,8 +11,9 @@
 namespace spillway {
 namespace {
 
-transfer_host_actor::behavior_type transport_host(std::shared_ptr<const segment_table> segments,
-                                                  std::uint16_t data_port) {
+transfer_host_actor::behavior_type transport_host(transfer_host_actor::pointer self,
+                                                  std::shared_ptr<const segment_table> segments,
+                                                  std::uint16_t data_port, rdma_host_actor rdma) {
   return {
     [segments, data_port](describe_atom) {
       return transfer_peer_info{segments->list(), data_port, transfer_process_token()};
@@ -24,6 +25,12 @@ transfer_host_actor::behavior_type transport_host(std::shared_ptr<const segment_
       if (error != transfer_error::none)
         return caf::make_error(caf::sec::invalid_argument, to_string(transfer_status{error, 0}));
       return crc32c(where, length);
+    },
+    [self, rdma](caf::connect_atom, rdma_qp_info& theirs) -> caf::result<rdma_qp_info> {
+      if (!rdma)
+        return caf::make_error(caf::sec::invalid_argument,
+                               "rdma connect: this node's transfer.transport is not \"rdma\"");
+      return self->delegate(rdma, caf::connect_atom_v, std::move(theirs));
     },
   };
 }
@@ -40,8 +47,8 @@ std::uint64_t transfer_process_token() {
 
 transfer_host_actor spawn_transport_host(caf::actor_system& system,
                                          std::shared_ptr<const segment_table> segments,
-                                         std::uint16_t data_port) {
-  return system.spawn(transport_host, std::move(segments), data_port);
+                                         std::uint16_t data_port, rdma_host_actor rdma) {
+  return system.spawn(transport_host, std::move(segments), data_port, std::move(rdma));
 }
 
 }  // namespace spillway

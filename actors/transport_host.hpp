@@ -1,6 +1,7 @@
 // The owner's side of the control channel: tells peers its segments and data port
-// (descriptor exchange by message) and checksums ranges so that tests and the bench
-// can verify bytes that went to another process.
+// (descriptor exchange by message), checksums ranges so that tests and the bench can
+// verify bytes that went to another process, and hands rdma handshakes to `rdma`
+// (null unless transfer.transport is "rdma": then a handshake is a named error).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ std::uint64_t transfer_process_token();
 
 transfer_host_actor spawn_transport_host(caf::actor_system& system,
                                          std::shared_ptr<const segment_table> segments,
-                                         std::uint16_t data_port);
+                                         std::uint16_t data_port,
+                                         rdma_host_actor rdma = rdma_host_actor{});
 
 }  // namespace spillway

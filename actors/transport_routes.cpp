@@ -9,9 +9,11 @@
 #include <caf/send.hpp>
 
 #include "actors/local_transport.hpp"
+#include "actors/rdma_transport.hpp"
 #include "actors/slicer.hpp"
 #include "actors/tcp_transport.hpp"
 #include "actors/transport_host.hpp"
+#include "runtime/rdma_domain.hpp"
 
 namespace spillway {
 namespace {
@@ -69,6 +71,22 @@ transfer_route open_tcp_route(caf::actor_system& system, const transfer_section&
   reach_peer(system, transfer, host, control_port, route);
   for (std::uint64_t i = 0; i < transfer.tcp_lanes; ++i)
     route.lanes.push_back(spawn_tcp_transport(system, host, route.peer.data_port, timeout));
+  spawn_slicers(system, transfer, route);
+  return route;
+}
+
+transfer_route open_rdma_route(caf::actor_system& system, const transfer_section& transfer,
+                               const std::string& host, std::uint16_t control_port,
+                               std::shared_ptr<const rdma_domain> domain) {
+  transfer_route route;
+  reach_peer(system, transfer, host, control_port, route);
+  for (std::uint64_t i = 0; i < transfer.rdma_qps; ++i) {
+    // A group of `watermark` slices fits the send queue at once, where the device allows.
+    rdma_lane_options lane{domain, i % domain->devices(), route.host,
+                           std::chrono::milliseconds{transfer.slice_timeout_ms},
+                           static_cast<std::uint32_t>(transfer.watermark)};
+    route.lanes.push_back(spawn_rdma_transport(system, std::move(lane)));
+  }
   spawn_slicers(system, transfer, route);
   return route;
 }

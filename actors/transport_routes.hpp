@@ -1,6 +1,7 @@
 // A route: what it takes to move data to one peer. The slicers callers submit
-// batches to, the lanes they share, and the peer's descriptors. For `tcp` the
-// descriptors and the data port come from the peer's transfer host, by message.
+// batches to, the lanes they share, and the peer's descriptors. For `tcp` and `rdma`
+// the descriptors (and tcp's data port) come from the peer's transfer host, by
+// message; so does each rdma queue pair's handshake.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +17,13 @@
 
 namespace spillway {
 
+class rdma_domain;
+
 struct transfer_route {
   std::vector<slicer_actor> slicers;    // transfer.slicers of them, sharing the lanes
   std::vector<transport_actor> lanes;
   transfer_peer_info peer;
-  transfer_host_actor host;             // tcp: the peer's control actor
+  transfer_host_actor host;             // tcp, rdma: the peer's control actor
   std::size_t next_slicer = 0;
 
   // The slicer for the next batch, in turn.
@@ -36,6 +39,13 @@ transfer_route open_local_route(caf::actor_system& system, const transfer_sectio
 // std::runtime_error when the peer cannot be reached or does not answer.
 transfer_route open_tcp_route(caf::actor_system& system, const transfer_section& transfer,
                               const std::string& host, std::uint16_t control_port);
+
+// The same peer over RDMA: transfer.rdma_qps queue pairs, spread over `domain`'s
+// devices, each connecting itself to the peer's transfer host on its first group.
+// Throws std::runtime_error when the peer cannot be reached or does not answer.
+transfer_route open_rdma_route(caf::actor_system& system, const transfer_section& transfer,
+                               const std::string& host, std::uint16_t control_port,
+                               std::shared_ptr<const rdma_domain> domain);
 
 // The same peer reached by the `local` transport: its transfer host must be in this
 // process (same transfer_process_token), for the lane memcpys to the addresses its

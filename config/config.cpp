@@ -158,6 +158,8 @@ constexpr std::array schema = {
     integer(SPILLWAY_KEY(transfer, slice_timeout_ms), 1, 600000,
             "a slice not acknowledged by then is resent"),
     integer(SPILLWAY_KEY(transfer, tcp_lanes), 1, 64, "tcp connections per peer"),
+    integer(SPILLWAY_KEY(transfer, rdma_qps), 1, 64,
+            "RDMA queue pairs per peer, spread over the devices"),
     list(SPILLWAY_KEY(transfer, rdma_devices), "RDMA devices to use; empty = every device found"),
 
     host_ports(SPILLWAY_KEY(cluster, nodes), 1, 65535,

@@ -61,6 +61,7 @@ struct transfer_section {
   std::uint64_t retries = 8;
   std::uint64_t slice_timeout_ms = 5000;
   std::uint64_t tcp_lanes = 4;
+  std::uint64_t rdma_qps = 4;              // RC queue pairs per peer, spread over the devices
   std::vector<std::string> rdma_devices;   // empty = every device found
 
   bool operator==(const transfer_section&) const = default;

@@ -18,6 +18,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/type_ids.hpp"
+#include "runtime/rdma_qp_info.hpp"
 #include "runtime/segment.hpp"
 #include "runtime/slice.hpp"
 #include "runtime/slice_pool.hpp"
@@ -59,29 +60,8 @@ typename Inspector::result_type inspect(Inspector& f, transfer_peer_info& x) {
   return f(caf::meta::type_name("transfer_peer_info"), x.segments, x.data_port, x.process);
 }
 
-// One side of an RDMA RC queue pair, as the other side needs it to connect (RTR): the
-// exchange goes over the control channel, a CAF message, before any work request.
-// `gid` (RoCE's address, high and low 64 bits) and `lid` (InfiniBand's) name the port;
-// `segments` carry the rkeys of the side's memory regions.
-struct rdma_qp_info {
-  std::uint32_t qp_num = 0;
-  std::uint32_t psn = 0;  // first packet sequence number: 24 bits
-  std::uint16_t lid = 0;
-  std::uint8_t port = 1;
-  std::uint64_t gid_high = 0;
-  std::uint64_t gid_low = 0;
-  std::vector<segment_descriptor> segments;
-
-  bool operator==(const rdma_qp_info&) const = default;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, rdma_qp_info& x) {
-  return f(caf::meta::type_name("rdma_qp_info"), x.qp_num, x.psn, x.lid, x.port, x.gid_high,
-           x.gid_low, x.segments);
-}
-
-// connect(requester's QP) -> the owner's QP, created for it and moved to RTR.
+// connect(requester's QP) -> the owner's QP, created for it and moved to RTS, with the
+// owner's segments and their rkeys on that QP's device.
 using rdma_host_actor =
   caf::typed_actor<caf::replies_to<caf::connect_atom, rdma_qp_info>::with<rdma_qp_info>>;
 
@@ -93,11 +73,14 @@ using slicer_actor =
   caf::typed_actor<caf::replies_to<transfer_atom, transfer_batch>::with<transfer_reply>,
                    caf::reacts_to<caf::update_atom, std::vector<segment_descriptor>>>;
 
-// checksum(segment, offset, length): crc32c of that range, or an error.
+// checksum(segment, offset, length): crc32c of that range, or an error. connect: the
+// rdma handshake, handed to the owner's rdma host; an error where the owner's
+// transport is not rdma.
 using transfer_host_actor = caf::typed_actor<
   caf::replies_to<describe_atom>::with<transfer_peer_info>,
   caf::replies_to<checksum_atom, std::uint64_t, std::uint64_t, std::uint64_t>::with<
-    std::uint32_t>>;
+    std::uint32_t>,
+  caf::replies_to<caf::connect_atom, rdma_qp_info>::with<rdma_qp_info>>;
 
 }  // namespace spillway
 

@@ -121,21 +121,24 @@ public:
   catalog_stats store_stats();
   arena_stats read_stats();
 
-  // The transfer engine (DESIGN.md "Transfer", transfer.transport local or tcp). Its
-  // services (the tcp server on transfer.listen, a transfer host for descriptors)
-  // start with the first of these calls. Each throws std::runtime_error when they
-  // cannot start, or the node is stopped.
+  // The transfer engine (DESIGN.md "Transfer", transfer.transport local, tcp or
+  // rdma). Its services (the tcp server on transfer.listen, or the rdma devices; a
+  // transfer host for descriptors) start with the first of these calls. Each throws
+  // std::runtime_error when they cannot start, or the node is stopped.
   //
-  // Lets peers read and write [base, base + length) until the node stops.
+  // Lets peers read and write [base, base + length) until the node stops. For rdma
+  // this is also how local memory gets the memory region a transfer needs.
   segment_descriptor register_segment(void* base, std::uint64_t length);
   // Where peers connect_peer() to this node: its transfer host, on transfer.listen's host.
   std::uint16_t transfer_port();
   // Asks the peer's transfer host for its segment descriptors, by message, and opens a
-  // route to it: tcp lanes, or for `local` a memcpy lane (the peer in this process).
+  // route to it: tcp lanes, rdma queue pairs, or for `local` a memcpy lane (the peer
+  // in this process).
   transfer_peer connect_peer(const std::string& host, std::uint16_t transfer_port);
   // Moves each request between this process's memory and the peer's segments; one
   // status per request (unknown_segment, out_of_bounds, ... by request). The memory
-  // must stay valid until the future is ready.
+  // must stay valid until the future is ready; for rdma it must lie in a segment
+  // registered on this node, or its slices fail as local_access.
   std::future<std::vector<transfer_status>> transfer(const transfer_peer& peer,
                                                      std::vector<transfer_request> requests);
 

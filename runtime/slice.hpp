@@ -24,6 +24,8 @@ enum class transfer_error : std::uint8_t {
   peer_unreachable,  // no connection to the peer could be made
   timeout,           // the slice made no progress for transfer.slice_timeout_ms
   unavailable,       // the engine is stopped, or every lane to the peer is gone
+  remote_access,     // rdma: the peer's memory region refused the access (rkey, range)
+  local_access,      // rdma: the local memory is in no region registered on this node
 };
 
 // Errors about the request itself are final; the others may pass on another lane.

@@ -116,6 +116,7 @@ watermark = 1024
 retries = 3
 slice_timeout_ms = 2000
 tcp_lanes = 8
+rdma_qps = 6
 rdma_devices = ["mlx5_0", "mlx5_1"]
 
 [cluster]
@@ -171,6 +172,7 @@ TEST_SUITE("config") {
     CHECK(c.transfer.retries == 3);
     CHECK(c.transfer.slice_timeout_ms == 2000);
     CHECK(c.transfer.tcp_lanes == 8);
+    CHECK(c.transfer.rdma_qps == 6);
     CHECK(c.transfer.rdma_devices == std::vector<std::string>{"mlx5_0", "mlx5_1"});
     CHECK(c.cluster.nodes ==
           std::vector<std::string>{"10.0.0.1:7400", "10.0.0.2:7400", "[::1]:7400"});

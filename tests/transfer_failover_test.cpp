@@ -11,7 +11,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/slicer.hpp"
-#include "tests/det_fixture.hpp"
+#include "tests/slicer_fixture.hpp"
 
 namespace spillway {
 namespace {
@@ -40,37 +40,9 @@ transport_actor::behavior_type counting_lane(std::shared_ptr<std::size_t> slices
   };
 }
 
-struct failover_fixture : test::det_fixture {
+struct failover_fixture : test::slicer_fixture {
   std::shared_ptr<held_groups> held = std::make_shared<held_groups>();
   std::shared_ptr<std::size_t> moved = std::make_shared<std::size_t>(0);
-
-  slicer_actor slicer(std::vector<transport_actor> lanes) {
-    slicer_options options;
-    options.rules = {4096, 1024, true};
-    options.watermark = 8;
-    auto s = spawn_slicer(system, options, std::move(lanes), {{1, 0x10000, 1 << 20, 0}});
-    sched.run();
-    return s;
-  }
-
-  // 16 writes of 100 bytes: two groups of 8, one to each lane in turn.
-  auto submit(const slicer_actor& s) {
-    transfer_batch batch(16);
-    for (std::uint64_t i = 0; i < batch.size(); ++i)
-      batch[i] = {transfer_op::write, nullptr, 1, i * 100, 100};
-    auto answer = self->request(s, caf::infinite, transfer_atom_v, std::move(batch));
-    sched.run();
-    return answer;
-  }
-
-  // The reply that sched.run() left in the mailbox (receiving with none would hang).
-  std::vector<transfer_status> statuses(auto& answer) {
-    REQUIRE_FALSE(self->mailbox().empty());
-    std::vector<transfer_status> out;
-    answer.receive([&](transfer_reply& r) { out = std::move(r.statuses); },
-                   [&](caf::error& err) { FAIL(to_string(err)); });
-    return out;
-  }
 };
 
 TEST_SUITE("slicer") {

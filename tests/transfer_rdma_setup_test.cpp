@@ -1,7 +1,8 @@
 // RDMA setup without a device: which devices transfer.rdma_devices selects and the
 // named errors when there are none or a name is not found (device name lists given
-// to the pure selection; nothing is opened), the startup error a node gives, and the
-// QP info a requester and an owner exchange, round-tripped through CAF's middleman.
+// to the pure selection; nothing is opened), and the QP info a requester and an owner
+// exchange, round-tripped through CAF's middleman: straight to an rdma host, and
+// through the owner's transfer host (the node's control channel) as a route does.
 #include <doctest/doctest.h>
 
 #include <cerrno>
@@ -14,7 +15,10 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/transfer_engine.hpp"
+#include "actors/transport_host.hpp"
 #include "messages/transfer.hpp"
+#include "runtime/rdma_devices.hpp"
 #include "runtime/rdma_selection.hpp"
 
 namespace spillway {
@@ -71,27 +75,86 @@ TEST_CASE("rdma devices named are selected in order and none named means all") {
         std::vector<std::string>{"mlx5_1", "mlx5_0"});
 }
 
-TEST_CASE("rdma QP info goes to the owner and back by message between actor systems") {
+// Two actor systems, as two nodes: the owner publishes `host`; the requester connects.
+struct two_systems {
   caf::actor_system_config owner_config, requester_config;
   caf::actor_system owner{networked(owner_config)};
   caf::actor_system requester{networked(requester_config)};
-  const rdma_qp_info mine{0x1234, 0xabcdef, 7, 1, 0xfe80000000000000, 0x0202c9fffe000001,
-                          {{1, 0x7f0000000000, 1 << 20, 0x55}}};
-  const rdma_qp_info theirs{0x99, 0x10, 0, 2, 0xfe80000000000000, 0x2, {}};
+
+  template <class Handle>
+  Handle reach(const Handle& host) {
+    auto port = owner.middleman().publish(host, 0, "127.0.0.1");
+    REQUIRE(port);
+    auto remote = requester.middleman().remote_actor<Handle>("127.0.0.1", *port);
+    REQUIRE(remote);
+    return *remote;
+  }
+
+  // The handshake's answer, or the rendered error.
+  template <class Handle>
+  std::pair<rdma_qp_info, std::string> connect(const Handle& remote, const rdma_qp_info& mine) {
+    caf::scoped_actor self{requester};
+    std::pair<rdma_qp_info, std::string> result;
+    self->request(remote, std::chrono::seconds(30), caf::connect_atom_v, mine)
+      .receive([&](rdma_qp_info& info) { result.first = std::move(info); },
+               [&](caf::error& err) { result.second = requester.render(err); });
+    return result;
+  }
+};
+
+const rdma_qp_info mine{0x1234, 0xabcdef, 7, 1, 0xfe80000000000000, 0x0202c9fffe000001,
+                        {{1, 0x7f0000000000, 1 << 20, 0x55}}};
+const rdma_qp_info theirs{0x99, 0x10, 0, 2, 0xfe80000000000000, 0x2,
+                          {{1, 0x7e0000000000, 1 << 21, 0x66}, {2, 0x7e1000000000, 4096, 0x67}}};
+
+TEST_CASE_FIXTURE(two_systems, "rdma QP info goes to the owner and back by message") {
   auto received = std::make_shared<rdma_qp_info>();
   auto host = owner.spawn(qp_owner, theirs, received);
-  auto port = owner.middleman().publish(host, 0, "127.0.0.1");
-  REQUIRE(port);
-  auto remote = requester.middleman().remote_actor<rdma_host_actor>("127.0.0.1", *port);
-  REQUIRE(remote);
-  caf::scoped_actor self{requester};
-  rdma_qp_info answer;
-  self->request(*remote, std::chrono::seconds(30), caf::connect_atom_v, mine)
-    .receive([&](rdma_qp_info& info) { answer = std::move(info); },
-             [&](caf::error& err) { FAIL(requester.render(err)); });
+  const auto [answer, error] = connect(reach(host), mine);
+  CHECK(error.empty());
   CHECK(answer == theirs);
   CHECK(*received == mine);
   caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(two_systems, "rdma QP info reaches the rdma host through the transfer host") {
+  auto received = std::make_shared<rdma_qp_info>();
+  auto rdma = owner.spawn(qp_owner, theirs, received);
+  auto host = spawn_transport_host(owner, std::make_shared<segment_table>(), 0, rdma);
+  const auto [answer, error] = connect(reach(host), mine);
+  CHECK(error.empty());
+  CHECK(answer == theirs);
+  CHECK(*received == mine);
+  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(rdma, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(two_systems, "rdma handshake with a node whose transport is not rdma is named") {
+  auto host = spawn_transport_host(owner, std::make_shared<segment_table>(), 0);
+  const auto [answer, error] = connect(reach(host), mine);
+  CHECK(error.find("transfer.transport is not") != std::string::npos);
+  CHECK(answer == rdma_qp_info{});
+  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("an rdma transfer engine without a device refuses to start and names tcp") {
+  if (!list_rdma_devices().names.empty()) {
+    MESSAGE("skipped: this machine has an RDMA device");
+    return;
+  }
+  caf::actor_system_config config;
+  caf::actor_system system{networked(config)};
+  transfer_section transfer;
+  transfer.transport = "rdma";
+  transfer_engine engine{system, transfer};
+  std::byte memory[64];
+  std::string message;
+  try {
+    engine.register_segment(memory, sizeof memory);
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("transfer.transport = \"tcp\"") != std::string::npos);
 }
 
 }  // TEST_SUITE

@@ -33,7 +33,6 @@ namespace {
 
 using namespace bench;
 
-constexpr std::uint64_t segment_bytes = 700ull << 20;  // the largest case fits
 
 std::byte* map_buffer(std::uint64_t size) {
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -149,6 +148,8 @@ std::vector<transfer_case> table_of(const bench_transfer_options& options) {
 
 int run_bench_transfer(const bench_transfer_options& options) {
   const auto table = table_of(options);
+  std::uint64_t segment_bytes = 0;  // buffers and segments hold the largest row
+  for (const auto& shape : table) segment_bytes = std::max(segment_bytes, shape.total());
   caf::actor_system_config config;
   config.load<caf::io::middleman>();
   register_message_types(config);

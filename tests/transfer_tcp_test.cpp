@@ -6,6 +6,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include <cstring>
@@ -173,6 +174,40 @@ TEST_CASE("tcp hostile frames are rejected while the server keeps serving") {
   const auto whole = encode_frame({frame_kind::write, {}, 6, f.peer.segment, 0, 100});
   CHECK(answer_to(f.peer.data_port, whole.data(), 20) == std::pair{transfer_error::none, true});
   CHECK(good());
+}
+
+// Frames split at any byte, or run together, are served alike: the owner reads the next
+// header along with a payload, in whatever pieces it arrives.
+TEST_CASE("tcp frames arriving in any pieces are each served and answered") {
+  tcp_peer_fixture f;
+  const std::uint64_t lengths[] = {1000, 2000, 500, 64};
+  for (const std::size_t piece : {std::size_t{7}, std::size_t{41}, std::size_t{1} << 20}) {
+    CAPTURE(piece);
+    const auto payload = test::pattern(3564, piece);
+    std::vector<std::byte> stream;
+    std::uint64_t offset = 0;
+    for (std::uint64_t i = 0; i < std::size(lengths); ++i) {
+      const auto header =
+        encode_frame({frame_kind::write, {}, i + 1, f.peer.segment, offset, lengths[i]});
+      stream.insert(stream.end(), header.begin(), header.end());
+      stream.insert(stream.end(), payload.begin() + offset, payload.begin() + offset + lengths[i]);
+      offset += lengths[i];
+    }
+    int error = 0;
+    auto fd = connect_tcp("127.0.0.1", f.peer.data_port, error);
+    REQUIRE(fd);
+    for (std::size_t at = 0; at < stream.size(); at += piece)
+      REQUIRE(send_all(fd.get(), stream.data() + at, std::min(piece, stream.size() - at)));
+    for (std::uint64_t i = 0; i < std::size(lengths); ++i) {
+      frame_bytes reply;
+      frame_header status;
+      REQUIRE(recv_all(fd.get(), reply.data(), reply.size()));
+      REQUIRE(decode_frame(reply, status) == transfer_error::none);
+      CHECK(status.slice_id == i + 1);
+      CHECK(status.error == transfer_error::none);
+    }
+    CHECK(f.peer_checksum(0, payload.size()) == crc32c(payload.data(), payload.size()));
+  }
 }
 
 }  // TEST_SUITE

@@ -38,7 +38,7 @@ transfer_route open_tcp_route(caf::actor_system& system, const transfer_section&
                               const std::string& host, std::uint16_t control_port);
 
 // The same peer reached by the `local` transport: its transfer host must be in this
-// process (same transfer_process_token), for the lane memcpys to the addresses its
+// process (same transfer_process_token), for the lane to copy to the addresses its
 // descriptors give. Throws std::runtime_error otherwise.
 transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
                                      const std::string& host, std::uint16_t control_port);

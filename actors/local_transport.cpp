@@ -1,11 +1,11 @@
 // An event-based actor: on CAF's scheduler, deterministic tests drive it like the
-// slicer. memcpy cannot fail; the bounds check is the only error path.
+// slicer. A copy cannot fail; the bounds check is the only error path.
 #include "actors/local_transport.hpp"
-
-#include <cstring>
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
+
+#include "runtime/stream_copy.hpp"
 
 namespace spillway {
 namespace {
@@ -16,9 +16,9 @@ void move_locally(const segment_table& segments, slice& s) {
   s.status = {error, 0};
   if (error != transfer_error::none) return;
   if (s.op == transfer_op::write)
-    std::memcpy(remote, s.local, s.length);
+    stream_copy(remote, s.local, s.length);
   else
-    std::memcpy(s.local, remote, s.length);
+    stream_copy(s.local, remote, s.length);
 }
 
 transport_actor::behavior_type local_transport(std::shared_ptr<const segment_table> segments) {

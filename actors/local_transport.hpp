@@ -1,5 +1,6 @@
 // The `local` transport: the caller and the segment share one address space, so a
-// slice is one memcpy, after the owner's bounds check like any other transport's.
+// slice is one copy (stream_copy), after the owner's bounds check like any other
+// transport's.
 #pragma once
 
 #include <memory>

@@ -43,14 +43,16 @@ caf::behavior batch_receiver(caf::event_based_actor* self, status_promise promis
 
 }  // namespace
 
-transfer_engine::transfer_engine(caf::actor_system& system, transfer_section transfer)
-    : system_(system), transfer_(std::move(transfer)) {}
+transfer_engine::transfer_engine(caf::actor_system& system, transfer_section transfer,
+                                 fault_section faults)
+    : system_(system), transfer_(std::move(transfer)), faults_(std::move(faults)) {}
 
 transfer_engine::~transfer_engine() { stop(); }
 
-// The tcp server binds transfer.listen; the transfer host goes on the same host, on a
-// port of its own that peers learn from control_port(). For rdma the devices open
-// here, and an rdma host answers the handshakes that reach the transfer host.
+// The tcp server binds transfer.listen; the transfer host goes on the same host, on
+// transfer.control_port (0: a free one, which peers learn from control_port()). For
+// rdma the devices open here, and an rdma host answers the handshakes that reach the
+// transfer host.
 void transfer_engine::start_services() {
   if (stopped_) throw std::runtime_error("transfer: the node is stopped");
   if (host_) return;
@@ -58,7 +60,7 @@ void transfer_engine::start_services() {
   std::uint16_t data_port = 0;
   if (transfer_.transport == "tcp") {
     try {
-      server_ = std::make_unique<tcp_server>(segments_, where->host, where->port);
+      server_ = std::make_unique<tcp_server>(segments_, where->host, where->port, faults_);
     } catch (const std::exception& e) {
       throw std::runtime_error("transfer.listen = \"" + transfer_.listen +
                                "\": cannot listen: " + e.what());
@@ -70,11 +72,14 @@ void transfer_engine::start_services() {
     rdma_host_ = spawn_rdma_host(system_, domain_, segments_);
   }
   auto host = spawn_transport_host(system_, segments_, data_port, rdma_host_);
-  auto port = system_.middleman().publish(host, 0, where->host.c_str());
+  const auto wanted = static_cast<std::uint16_t>(transfer_.control_port);  // <= 65535
+  auto port = system_.middleman().publish(host, wanted, where->host.c_str());
   if (!port) {
     caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
-    throw std::runtime_error("transfer: cannot publish the transfer host on " + where->host +
-                             ": " + system_.render(port.error()));
+    server_.reset();  // a later call starts both again
+    throw std::runtime_error("transfer.control_port = " + std::to_string(wanted) +
+                             ": cannot publish the transfer host on " + where->host + ": " +
+                             system_.render(port.error()));
   }
   host_ = std::move(host);
   control_port_ = *port;

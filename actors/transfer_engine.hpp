@@ -27,18 +27,21 @@ class tcp_server;
 class transfer_engine {
 public:
   // Starts nothing. Routes are "local", "tcp" or "rdma", as transfer.transport says.
-  transfer_engine(caf::actor_system& system, transfer_section transfer);
+  // `faults` reach the tcp server.
+  transfer_engine(caf::actor_system& system, transfer_section transfer, fault_section faults);
   ~transfer_engine();
   transfer_engine(const transfer_engine&) = delete;
   transfer_engine& operator=(const transfer_engine&) = delete;
 
   // Registers [base, base + length) for peers to read and write (for rdma, as a
   // memory region on every device, whose rkey the descriptor carries). Throws
-  // std::runtime_error when the services cannot start (transfer.listen taken, or
-  // the rdma devices do not open) or the memory cannot be registered.
+  // std::runtime_error when the services cannot start (transfer.listen or
+  // transfer.control_port taken, or the rdma devices do not open) or the memory cannot
+  // be registered.
   segment_descriptor register_segment(void* base, std::uint64_t length);
 
-  // The port of this node's published transfer host, on transfer.listen's host.
+  // The port of this node's published transfer host, on transfer.listen's host:
+  // transfer.control_port, or the free one chosen when that is 0.
   std::uint16_t control_port();
 
   // Exchanges descriptors with the peer whose transfer host is at host:control_port
@@ -58,6 +61,7 @@ private:
 
   caf::actor_system& system_;
   transfer_section transfer_;
+  fault_section faults_;
   std::mutex mutex_;
   std::shared_ptr<segment_table> segments_ = std::make_shared<segment_table>();
   std::unique_ptr<tcp_server> server_;

@@ -45,11 +45,7 @@ transfer_peer_info describe(caf::actor_system& system, const transfer_host_actor
 // by message that every route to a peer starts with.
 void reach_peer(caf::actor_system& system, const transfer_section& transfer,
                 const std::string& host, std::uint16_t control_port, transfer_route& route) {
-  auto remote = system.middleman().remote_actor<transfer_host_actor>(host, control_port);
-  if (!remote)
-    throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
-                             ": " + system.render(remote.error()));
-  route.host = *remote;
+  route.host = remote_transfer_host(system, host, control_port);
   route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
 }
 
@@ -109,13 +105,22 @@ transfer_route open_local_peer_route(caf::actor_system& system, const transfer_s
   return route;
 }
 
-std::uint32_t range_checksum(caf::actor_system& system, const transfer_route& route,
+transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::string& host,
+                                         std::uint16_t control_port) {
+  auto remote = system.middleman().remote_actor<transfer_host_actor>(host, control_port);
+  if (!remote)
+    throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
+                             ": " + system.render(remote.error()));
+  return *remote;
+}
+
+std::uint32_t range_checksum(caf::actor_system& system, const transfer_host_actor& host,
                              std::uint64_t segment, std::uint64_t offset,
                              std::uint64_t length) {
   caf::scoped_actor self{system};
   std::uint32_t crc = 0;
   caf::error failure;
-  self->request(route.host, checksum_timeout, checksum_atom_v, segment, offset, length)
+  self->request(host, checksum_timeout, checksum_atom_v, segment, offset, length)
     .receive([&](std::uint32_t c) { crc = c; }, [&](caf::error& err) { failure = err; });
   if (failure) throw std::runtime_error("checksum: " + system.render(failure));
   return crc;

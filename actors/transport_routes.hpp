@@ -48,14 +48,18 @@ transfer_route open_rdma_route(caf::actor_system& system, const transfer_section
                                std::shared_ptr<const rdma_domain> domain);
 
 // The same peer reached by the `local` transport: its transfer host must be in this
-// process (same transfer_process_token), for the lane memcpys to the addresses its
+// process (same transfer_process_token), for the lane to copy to the addresses its
 // descriptors give. Throws std::runtime_error otherwise.
 transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
                                      const std::string& host, std::uint16_t control_port);
 
-// crc32c of a range of the peer's segment, asked of its transfer host: how bytes that
+// The transfer host published on host:control_port. Throws std::runtime_error.
+transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::string& host,
+                                         std::uint16_t control_port);
+
+// crc32c of a range of a peer's segment, asked of its transfer host: how bytes that
 // went to another process are verified. Throws std::runtime_error.
-std::uint32_t range_checksum(caf::actor_system& system, const transfer_route& route,
+std::uint32_t range_checksum(caf::actor_system& system, const transfer_host_actor& host,
                              std::uint64_t segment, std::uint64_t offset,
                              std::uint64_t length);
 

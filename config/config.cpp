@@ -147,6 +147,9 @@ constexpr std::array schema = {
 
     choice(SPILLWAY_KEY(transfer, transport), "local|tcp|rdma", "how slices leave the node"),
     host_port(SPILLWAY_KEY(transfer, listen), 0, 65535, false, "tcp transport's data port"),
+    integer(SPILLWAY_KEY(transfer, control_port), 0, 65535,
+            "where peers connect_peer() to this node's transfer host, on listen's host; "
+            "0 = a free port, chosen at start"),
     choice(SPILLWAY_KEY(transfer, slicing), "watermark|naive", "how reads are cut into slices"),
     integer(SPILLWAY_KEY(transfer, slicers), 1, 4, "slicer actors").one_per_core_up_to(4),
     size(SPILLWAY_KEY(transfer, slice_size), 4 * KiB, 64 * MiB, "bytes per slice"),
@@ -179,6 +182,10 @@ constexpr std::array schema = {
             "reads of O_DIRECT bucket files answer EINVAL"),
     list(SPILLWAY_KEY(fault, read_error_keys), "these keys' reads complete with EIO"),
     list(SPILLWAY_KEY(fault, short_read_keys), "these keys' reads complete short"),
+    integer(SPILLWAY_KEY(fault, tcp_drop_lane_after_slices), 0, toml_int_max,
+            "the tcp server shuts the lane serving this slice, counted over all lanes; 0 = never"),
+    integer(SPILLWAY_KEY(fault, tcp_kill_after_slices), 0, toml_int_max,
+            "the process SIGKILLs itself after its tcp server served this many slices; 0 = never"),
 };
 
 #undef SPILLWAY_KEY

@@ -53,6 +53,7 @@ struct read_section {
 struct transfer_section {
   std::string transport = "tcp";           // local | tcp | rdma
   std::string listen = "127.0.0.1:7401";   // tcp transport's data port
+  std::uint64_t control_port = 0;          // transfer host, on listen's host; 0 = a free one
   std::string slicing = "watermark";       // watermark | naive
   std::uint64_t slicers = 0;               // resolved to min(cores, 4) when absent
   std::uint64_t slice_size = 64ull << 10;
@@ -87,6 +88,8 @@ struct fault_section {
   bool refuse_o_direct_reads = false;      // reads of O_DIRECT bucket files answer EINVAL
   std::vector<std::string> read_error_keys;  // these keys' reads complete with EIO
   std::vector<std::string> short_read_keys;  // these keys' reads complete short
+  std::uint64_t tcp_drop_lane_after_slices = 0;  // tcp server: shut the lane serving it; 0 = off
+  std::uint64_t tcp_kill_after_slices = 0;       // tcp server: SIGKILL the process; 0 = off
 
   bool operator==(const fault_section&) const = default;
 };

@@ -213,7 +213,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
 
   configure_actor_system(i.caf_config, c);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
-  i.transfer = std::make_unique<transfer_engine>(*i.system, c.transfer);
+  i.transfer = std::make_unique<transfer_engine>(*i.system, c.transfer, c.fault);
   i.catalog = spawn_catalog(*i.system, cataloging, std::move(recovered));
   i.writer = spawn_writer(*i.system, writing, i.catalog);
   const auto chunks = static_cast<std::uint32_t>(

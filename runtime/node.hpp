@@ -129,7 +129,8 @@ public:
   // Lets peers read and write [base, base + length) until the node stops. For rdma
   // this is also how local memory gets the memory region a transfer needs.
   segment_descriptor register_segment(void* base, std::uint64_t length);
-  // Where peers connect_peer() to this node: its transfer host, on transfer.listen's host.
+  // Where peers connect_peer() to this node: its transfer host, on transfer.listen's host
+  // and transfer.control_port (the free port chosen when that is 0).
   std::uint16_t transfer_port();
   // Asks the peer's transfer host for its segment descriptors, by message, and opens a
   // route to it: tcp lanes, rdma queue pairs, or for `local` a memcpy lane (the peer

@@ -10,8 +10,11 @@
 namespace spillway {
 
 tcp_server::tcp_server(std::shared_ptr<const segment_table> segments, const std::string& host,
-                       std::uint16_t port, tcp_server_faults faults)
-    : segments_(std::move(segments)), faults_(faults), listener_(listen_tcp(host, port)) {
+                       std::uint16_t port, const fault_section& faults)
+    : segments_(std::move(segments)),
+      drop_lane_after_(faults.enabled ? faults.tcp_drop_lane_after_slices : 0),
+      kill_after_(faults.enabled ? faults.tcp_kill_after_slices : 0),
+      listener_(listen_tcp(host, port)) {
   port_ = local_port(listener_.get());
   acceptor_ = std::thread([this] { accept_loop(); });
 }
@@ -57,8 +60,8 @@ void tcp_server::serve(session& s) {
 
 bool tcp_server::after_slice() {
   const auto served = ++served_;
-  if (served == faults_.kill_after) ::kill(::getpid(), SIGKILL);
-  return served != faults_.drop_lane_after;
+  if (served == kill_after_) ::kill(::getpid(), SIGKILL);
+  return served != drop_lane_after_;
 }
 
 }  // namespace spillway

@@ -10,22 +10,18 @@
 #include <string>
 #include <thread>
 
+#include "config/config.hpp"
 #include "runtime/segment.hpp"
 #include "runtime/tcp_socket.hpp"
 
 namespace spillway {
 
-// Faults for tests and the bench, counted in slices served over all lanes; 0 = off.
-struct tcp_server_faults {
-  std::uint64_t drop_lane_after = 0;  // shut the lane that serves this slice, once
-  std::uint64_t kill_after = 0;       // SIGKILL this process after this slice
-};
-
 class tcp_server {
 public:
-  // Listens on host:port (0 = a free port); throws std::system_error.
+  // Listens on host:port (0 = a free port); throws std::system_error. `faults`: the
+  // [fault] section, whose tcp_* keys count slices served over all lanes.
   tcp_server(std::shared_ptr<const segment_table> segments, const std::string& host,
-             std::uint16_t port, tcp_server_faults faults = {});
+             std::uint16_t port, const fault_section& faults);
   ~tcp_server();
   tcp_server(const tcp_server&) = delete;
   tcp_server& operator=(const tcp_server&) = delete;
@@ -43,7 +39,8 @@ private:
   bool after_slice();
 
   std::shared_ptr<const segment_table> segments_;
-  tcp_server_faults faults_;
+  std::uint64_t drop_lane_after_ = 0;  // 0 = never, as when [fault] is not enabled
+  std::uint64_t kill_after_ = 0;
   unique_fd listener_;
   std::uint16_t port_ = 0;
   std::atomic<std::uint64_t> served_{0};

@@ -1,10 +1,14 @@
-// Status frames of writes are gathered and sent together once the lane has nothing
-// more queued on the socket (FIONREAD = 0), so a pipelined group costs a few sends,
-// not one per slice; reads answer at once, since their data follows the status.
+// Per slice, the owner makes as few system calls as it can: a write's payload and the
+// next frame's header come in with one readv where both have arrived, and status frames
+// of writes are gathered and sent together once the lane has nothing more queued (that
+// readv came back short), so a pipelined group costs a few sends, not one per slice.
+// Reads answer at once, since their data follows the status.
 #include "runtime/tcp_session.hpp"
 
-#include <sys/ioctl.h>
+#include <sys/uio.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <vector>
 
 #include "runtime/tcp_frame.hpp"
@@ -24,10 +28,8 @@ public:
   }
 
   // Sends when the lane has nothing more for us to read, or enough have gathered.
-  bool flush_if_idle() {
-    int queued = 0;
-    if (pending_.size() < statuses_max && ::ioctl(fd_, FIONREAD, &queued) == 0 && queued > 0)
-      return true;
+  bool flush_unless_busy(bool more_queued) {
+    if (more_queued && pending_.size() < statuses_max) return true;
     return flush();
   }
 
@@ -54,14 +56,38 @@ transfer_error check_frame(const frame_bytes& bytes, const segment_table& segmen
   return segments.resolve(header.segment, header.offset, header.length, where);
 }
 
+// Reads a write's `size` payload bytes into `to` and, in the same calls, as much of the
+// next frame's header as has arrived behind them; `next_read` counts those header bytes.
+// False at end of stream (errno 0) or on an error.
+bool recv_payload(int fd, std::byte* to, std::size_t size, frame_bytes& next,
+                  std::size_t& next_read) {
+  next_read = 0;
+  while (size > 0) {
+    iovec parts[2] = {{to, size}, {next.data(), next.size()}};
+    const ssize_t n = ::readv(fd, parts, 2);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = 0;
+    if (n <= 0) return false;
+    const auto got = static_cast<std::size_t>(n);
+    const auto payload = std::min(got, size);
+    next_read = got - payload;
+    to += payload;
+    size -= payload;
+  }
+  return true;
+}
+
 }  // namespace
 
 void serve_tcp_session(int fd, const segment_table& segments,
                        const std::function<bool()>& after_slice) {
   status_writer statuses{fd};
+  frame_bytes bytes;
+  std::size_t read_ahead = 0;  // bytes of the next header that came with a payload
   for (;;) {
-    frame_bytes bytes;
-    if (!recv_all(fd, bytes.data(), bytes.size())) break;  // closed, reset or truncated
+    // Closed, reset or truncated: done.
+    if (!recv_all(fd, bytes.data() + read_ahead, bytes.size() - read_ahead)) break;
+    read_ahead = 0;
     frame_header header;
     std::byte* where = nullptr;
     const auto error = check_frame(bytes, segments, header, where);
@@ -70,13 +96,15 @@ void serve_tcp_session(int fd, const segment_table& segments,
       break;
     }
     if (header.kind == frame_kind::write) {
-      if (!recv_all(fd, where, header.length)) break;
+      if (!recv_payload(fd, where, header.length, bytes, read_ahead)) break;
       statuses.add(header.slice_id, transfer_error::none);
     } else {
       statuses.add(header.slice_id, transfer_error::none, header.length);
       if (!statuses.flush() || !send_all(fd, where, header.length)) return;
     }
-    if (!after_slice() || !statuses.flush_if_idle()) return;
+    // A readv that filled the next header too may have left more queued behind it.
+    const bool busy = read_ahead == bytes.size();
+    if (!after_slice() || !statuses.flush_unless_busy(busy)) return;
   }
   statuses.flush();
 }

@@ -108,6 +108,7 @@ timeout_ms = 60000
 [transfer]
 transport = "rdma"
 listen = "0.0.0.0:7500"
+control_port = 7501
 slicing = "naive"
 slicers = 3
 slice_size = 131072
@@ -134,6 +135,8 @@ fail_registration = true
 refuse_o_direct = true
 read_error_keys = ["k1"]
 short_read_keys = ["k2", "k3"]
+tcp_drop_lane_after_slices = 300
+tcp_kill_after_slices = 400
 )";
 
 }  // namespace
@@ -164,6 +167,7 @@ TEST_SUITE("config") {
     CHECK(c.read.timeout_ms == 60000);
     CHECK(c.transfer.transport == "rdma");
     CHECK(c.transfer.listen == "0.0.0.0:7500");
+    CHECK(c.transfer.control_port == 7501);
     CHECK(c.transfer.slicing == "naive");
     CHECK(c.transfer.slicers == 3);
     CHECK(c.transfer.slice_size == 131072);
@@ -187,6 +191,8 @@ TEST_SUITE("config") {
     CHECK(c.fault.refuse_o_direct);
     CHECK(c.fault.read_error_keys == std::vector<std::string>{"k1"});
     CHECK(c.fault.short_read_keys == std::vector<std::string>{"k2", "k3"});
+    CHECK(c.fault.tcp_drop_lane_after_slices == 300);
+    CHECK(c.fault.tcp_kill_after_slices == 400);
   }
 
   TEST_CASE("empty text gives the defaults with per-core counts resolved") {

@@ -11,6 +11,7 @@
 #include "runtime/node.hpp"
 #include "runtime/tcp_socket.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/transfer_fixtures.hpp"
 
 namespace spillway {
 namespace {
@@ -111,19 +112,38 @@ TEST_CASE("node transfer to a peer never connected or after stop is unavailable"
   CHECK_THROWS_AS(pair.client.register_segment(local.data(), local.size()), std::runtime_error);
 }
 
-TEST_CASE("transfer services start on first use and name transfer.listen when it is taken") {
-  test::temp_dir dir;
-  const auto taken = listen_tcp("127.0.0.1", 0);  // held by this test
-  auto config = transfer_node(dir, "tcp");
-  config.transfer.listen = "127.0.0.1:" + std::to_string(local_port(taken.get()));
-  node n{config};  // binds nothing yet, so it starts
-  std::byte memory[16];
-  try {
-    n.register_segment(memory, sizeof memory);
-    FAIL("register_segment bound a port that is taken");
-  } catch (const std::runtime_error& e) {
-    CHECK(std::string{e.what()}.find("transfer.listen") != std::string::npos);
+TEST_CASE("transfer services start on first use and name the key whose port is taken") {
+  for (const std::string key : {"transfer.listen", "transfer.control_port"}) {
+    CAPTURE(key);
+    test::temp_dir dir;
+    const auto taken = listen_tcp("127.0.0.1", 0);  // held by this test
+    const auto port = local_port(taken.get());
+    auto config = transfer_node(dir, "tcp");
+    if (key == "transfer.listen")
+      config.transfer.listen = "127.0.0.1:" + std::to_string(port);
+    else
+      config.transfer.control_port = port;
+    node n{config};  // binds nothing yet, so it starts
+    std::byte memory[16];
+    try {
+      n.register_segment(memory, sizeof memory);
+      FAIL("register_segment bound a port that is taken");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string{e.what()}.find(key) != std::string::npos);
+    }
   }
+}
+
+TEST_CASE("transfer.control_port is where peers find the node's transfer host") {
+  test::temp_dir owner_dir, client_dir;
+  auto config = transfer_node(owner_dir, "tcp");
+  config.transfer.control_port = test::unused_port();
+  node owner{config}, client{transfer_node(client_dir, "tcp")};
+  std::vector<std::byte> memory(64);
+  const auto segment = owner.register_segment(memory.data(), memory.size());
+  CHECK(owner.transfer_port() == config.transfer.control_port);
+  const auto peer = client.connect_peer("127.0.0.1", config.transfer.control_port);
+  CHECK(peer.segments == std::vector<segment_descriptor>{segment});
 }
 
 }  // TEST_SUITE

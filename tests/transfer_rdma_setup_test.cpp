@@ -146,7 +146,7 @@ TEST_CASE("an rdma transfer engine without a device refuses to start and names t
   caf::actor_system system{networked(config)};
   transfer_section transfer;
   transfer.transport = "rdma";
-  transfer_engine engine{system, transfer};
+  transfer_engine engine{system, transfer, fault_section{}};
   std::byte memory[64];
   std::string message;
   try {

@@ -1,11 +1,12 @@
 // The tcp transport between two real processes: this test process cuts and sends,
 // a `spillway transfer-peer` child owns the segment. Bytes are verified by the
-// peer's checksum message; faults are the peer's own (a lane dropped, SIGKILL) or
-// hostile frames written on raw sockets.
+// peer's checksum message; faults are the peer's own (its [fault] config: a lane
+// dropped, SIGKILL) or hostile frames written on raw sockets.
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include <cstring>
@@ -13,42 +14,27 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "actors/transport_routes.hpp"
 #include "runtime/crc32c.hpp"
 #include "runtime/tcp_frame.hpp"
 #include "runtime/tcp_socket.hpp"
-#include "tests/subprocess.hpp"
+#include "tests/transfer_fixtures.hpp"
 
 namespace spillway {
 namespace {
 
-constexpr auto peer_start_limit = std::chrono::seconds(20);
-
-std::uint64_t number_after(const std::string& text, const std::string& key) {
-  return std::stoull(text.substr(text.find(key) + key.size()));
-}
-
 struct tcp_peer_fixture {
-  test::child_process peer;
-  caf::actor_system_config config;
-  caf::actor_system system;
-  std::uint16_t data_port = 0;
-  std::uint64_t segment = 0;
+  test::transfer_peer_child peer;
+  test::networked_system networked;
+  caf::actor_system& system = networked.system;
   transfer_route route;
 
-  explicit tcp_peer_fixture(std::vector<std::string> flags = {},
+  explicit tcp_peer_fixture(std::string_view peer_config = "",
                             transfer_section transfer = tcp_section())
-      : peer(peer_command(std::move(flags))), system(prepare(config)) {
-    REQUIRE(peer.wait_for_stderr("transfer-peer ready", peer_start_limit));
-    const auto control = static_cast<std::uint16_t>(number_after(peer.err(), "control="));
-    data_port = static_cast<std::uint16_t>(number_after(peer.err(), "data="));
-    segment = number_after(peer.err(), "segment=");
-    route = open_tcp_route(system, transfer, "127.0.0.1", control);
+      : peer(peer_config) {
+    route = open_tcp_route(system, transfer, "127.0.0.1", peer.control_port);
   }
   ~tcp_peer_fixture() { close_route(route); }
 
@@ -69,32 +55,9 @@ struct tcp_peer_fixture {
   }
 
   std::uint32_t peer_checksum(std::uint64_t offset, std::uint64_t length) {
-    return range_checksum(system, route, segment, offset, length);
-  }
-
-private:
-  static std::vector<std::string> peer_command(std::vector<std::string> flags) {
-    std::vector<std::string> argv{SPILLWAY_BINARY, "transfer-peer", "--segment-size", "700MiB"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    return argv;
-  }
-  static caf::actor_system_config& prepare(caf::actor_system_config& config) {
-    config.load<caf::io::middleman>();
-    register_message_types(config);
-    return config;
+    return range_checksum(system, route.host, peer.segment, offset, length);
   }
 };
-
-// Bytes that differ from case to case, so a transfer that did nothing cannot pass.
-std::vector<std::byte> pattern(std::size_t size, std::uint64_t seed) {
-  std::vector<std::byte> bytes(size);
-  std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (std::size_t i = 0; i + 8 <= size; i += 8) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    std::memcpy(&bytes[i], &x, 8);
-  }
-  return bytes;
-}
 
 // `count` equal chunks of `total` bytes, each its own request, back to back.
 transfer_batch chunked(transfer_op op, std::byte* local, std::uint64_t segment,
@@ -123,8 +86,9 @@ TEST_CASE("tcp moves every case of the table to another process") {
     CAPTURE(megabytes);
     CAPTURE(count);
     const std::uint64_t total = megabytes * 1000000 / count * count;
-    auto source = pattern(total, count + megabytes);
-    const auto reply = f.run(chunked(transfer_op::write, source.data(), f.segment, total, count));
+    auto source = test::pattern(total, count + megabytes);
+    const auto segment = f.peer.segment;
+    const auto reply = f.run(chunked(transfer_op::write, source.data(), segment, total, count));
     CHECK(all_ok(reply));
     CHECK(f.peer_checksum(0, total) == crc32c(source.data(), total));
   }
@@ -133,27 +97,27 @@ TEST_CASE("tcp moves every case of the table to another process") {
 TEST_CASE("tcp reads bring back what writes put") {
   tcp_peer_fixture f;
   const std::uint64_t total = 300 * 28000;
-  auto source = pattern(total, 7);
+  auto source = test::pattern(total, 7);
   std::vector<std::byte> back(total);
-  CHECK(all_ok(f.run(chunked(transfer_op::write, source.data(), f.segment, total, 300))));
-  CHECK(all_ok(f.run(chunked(transfer_op::read, back.data(), f.segment, total, 300))));
+  CHECK(all_ok(f.run(chunked(transfer_op::write, source.data(), f.peer.segment, total, 300))));
+  CHECK(all_ok(f.run(chunked(transfer_op::read, back.data(), f.peer.segment, total, 300))));
   CHECK(std::memcmp(back.data(), source.data(), total) == 0);
 }
 
 TEST_CASE("tcp lane dropped by the peer mid-transfer: the batch completes on the others") {
-  tcp_peer_fixture f{{"--drop-lane-after", "300"}};
+  tcp_peer_fixture f{"[fault]\nenabled = true\ntcp_drop_lane_after_slices = 300\n"};
   const std::uint64_t total = 200000000;
-  auto source = pattern(total, 3);
-  const auto reply = f.run(chunked(transfer_op::write, source.data(), f.segment, total, 5000));
+  auto source = test::pattern(total, 3);
+  const auto reply = f.run(chunked(transfer_op::write, source.data(), f.peer.segment, total, 5000));
   CHECK(all_ok(reply));
   CHECK(f.peer_checksum(0, total) == crc32c(source.data(), total));
 }
 
 TEST_CASE("tcp peer killed mid-transfer: requests fail fast with a named error") {
-  tcp_peer_fixture f{{"--kill-after", "300"}};
+  tcp_peer_fixture f{"[fault]\nenabled = true\ntcp_kill_after_slices = 300\n"};
   const std::uint64_t total = 200000000;
-  auto source = pattern(total, 4);
-  const auto reply = f.run(chunked(transfer_op::write, source.data(), f.segment, total, 5000));
+  auto source = test::pattern(total, 4);
+  const auto reply = f.run(chunked(transfer_op::write, source.data(), f.peer.segment, total, 5000));
   std::size_t failed = 0;
   for (const auto& s : reply.statuses) {
     if (s.ok()) continue;
@@ -162,7 +126,7 @@ TEST_CASE("tcp peer killed mid-transfer: requests fail fast with a named error")
                    s.error == transfer_error::lane_closed), to_string(s));
   }
   CHECK(failed > 0);
-  CHECK(f.peer.finish() == 128 + SIGKILL);
+  CHECK(f.peer.process().finish() == 128 + SIGKILL);
 }
 
 // What the server answers on a fresh connection to `bytes`: the error of its status
@@ -186,30 +150,64 @@ std::pair<transfer_error, bool> answer_to(std::uint16_t port, const void* bytes,
 
 TEST_CASE("tcp hostile frames are rejected while the server keeps serving") {
   tcp_peer_fixture f;
-  std::vector<std::byte> source = pattern(1 << 20, 9);
+  std::vector<std::byte> source = test::pattern(1 << 20, 9);
   const auto good = [&] {
-    return all_ok(f.run(chunked(transfer_op::write, source.data(), f.segment, 1 << 20, 16)));
+    return all_ok(f.run(chunked(transfer_op::write, source.data(), f.peer.segment, 1 << 20, 16)));
   };
   REQUIRE(good());  // the route's lanes are connected before the attacks
   const std::uint64_t end = 700ull << 20;
   const std::pair<frame_header, transfer_error> attacks[] = {
-    {{frame_kind::write, {}, 1, f.segment, end - 10, 100}, transfer_error::out_of_bounds},
+    {{frame_kind::write, {}, 1, f.peer.segment, end - 10, 100}, transfer_error::out_of_bounds},
     {{frame_kind::read, {}, 2, 99, 0, 100}, transfer_error::unknown_segment},
-    {{frame_kind::write, {}, 3, f.segment, 0, 1ull << 40}, transfer_error::length_overflow},
-    {{frame_kind::read, {}, 4, f.segment, ~0ull - 5, 100}, transfer_error::length_overflow},
-    {{frame_kind::status, {}, 5, f.segment, 0, 100}, transfer_error::bad_frame}};
+    {{frame_kind::write, {}, 3, f.peer.segment, 0, 1ull << 40}, transfer_error::length_overflow},
+    {{frame_kind::read, {}, 4, f.peer.segment, ~0ull - 5, 100}, transfer_error::length_overflow},
+    {{frame_kind::status, {}, 5, f.peer.segment, 0, 100}, transfer_error::bad_frame}};
   for (const auto& [frame, expected] : attacks) {
     const auto bytes = encode_frame(frame);
-    CHECK(answer_to(f.data_port, bytes.data(), bytes.size()) == std::pair{expected, true});
+    CHECK(answer_to(f.peer.data_port, bytes.data(), bytes.size()) == std::pair{expected, true});
     CHECK(good());
   }
   const std::vector<std::uint8_t> garbage(frame_header_size, 0xab);  // one header's worth
-  CHECK(answer_to(f.data_port, garbage.data(), garbage.size()) ==
+  CHECK(answer_to(f.peer.data_port, garbage.data(), garbage.size()) ==
         std::pair{transfer_error::bad_frame, true});
   CHECK(good());
-  const auto whole = encode_frame({frame_kind::write, {}, 6, f.segment, 0, 100});
-  CHECK(answer_to(f.data_port, whole.data(), 20) == std::pair{transfer_error::none, true});
+  const auto whole = encode_frame({frame_kind::write, {}, 6, f.peer.segment, 0, 100});
+  CHECK(answer_to(f.peer.data_port, whole.data(), 20) == std::pair{transfer_error::none, true});
   CHECK(good());
+}
+
+// Frames split at any byte, or run together, are served alike: the owner reads the next
+// header along with a payload, in whatever pieces it arrives.
+TEST_CASE("tcp frames arriving in any pieces are each served and answered") {
+  tcp_peer_fixture f;
+  const std::uint64_t lengths[] = {1000, 2000, 500, 64};
+  for (const std::size_t piece : {std::size_t{7}, std::size_t{41}, std::size_t{1} << 20}) {
+    CAPTURE(piece);
+    const auto payload = test::pattern(3564, piece);
+    std::vector<std::byte> stream;
+    std::uint64_t offset = 0;
+    for (std::uint64_t i = 0; i < std::size(lengths); ++i) {
+      const auto header =
+        encode_frame({frame_kind::write, {}, i + 1, f.peer.segment, offset, lengths[i]});
+      stream.insert(stream.end(), header.begin(), header.end());
+      stream.insert(stream.end(), payload.begin() + offset, payload.begin() + offset + lengths[i]);
+      offset += lengths[i];
+    }
+    int error = 0;
+    auto fd = connect_tcp("127.0.0.1", f.peer.data_port, error);
+    REQUIRE(fd);
+    for (std::size_t at = 0; at < stream.size(); at += piece)
+      REQUIRE(send_all(fd.get(), stream.data() + at, std::min(piece, stream.size() - at)));
+    for (std::uint64_t i = 0; i < std::size(lengths); ++i) {
+      frame_bytes reply;
+      frame_header status;
+      REQUIRE(recv_all(fd.get(), reply.data(), reply.size()));
+      REQUIRE(decode_frame(reply, status) == transfer_error::none);
+      CHECK(status.slice_id == i + 1);
+      CHECK(status.error == transfer_error::none);
+    }
+    CHECK(f.peer_checksum(0, payload.size()) == crc32c(payload.data(), payload.size()));
+  }
 }
 
 }  // TEST_SUITE

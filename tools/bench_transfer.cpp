@@ -6,10 +6,12 @@
 // stamps the source anew and checks the destination after: bytes are verified.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 
 #include <caf/actor_system.hpp>
@@ -31,7 +33,6 @@ namespace {
 
 using namespace bench;
 
-constexpr std::uint64_t segment_bytes = 700ull << 20;  // the largest case fits
 
 std::byte* map_buffer(std::uint64_t size) {
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -127,48 +128,74 @@ void fail_unless(bool same, const std::string& transport) {
   if (!same) throw std::runtime_error(transport + ": the destination differs from the source");
 }
 
-}  // namespace
+bool wanted(const std::vector<std::string>& only, const std::string& name) {
+  return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+}
 
-int run_bench_transfer(const bench_transfer_options& options) {
+// The seed PR's table, less the rows --case leaves out.
+std::vector<transfer_case> table_of(const bench_transfer_options& options) {
   const std::vector<transfer_case> table{{200, 5000},  {200, 10000}, {300, 8000},
                                          {400, 10000}, {500, 15000}, {600, 12000},
                                          {700, 20000}, {700, 10000}};
+  std::vector<transfer_case> rows;
+  for (const auto& shape : table)
+    if (wanted(options.cases, shape.name())) rows.push_back(shape);
+  if (rows.empty()) throw std::runtime_error("--case: no such row; the rows are 200MB/5000, ...");
+  return rows;
+}
+
+}  // namespace
+
+int run_bench_transfer(const bench_transfer_options& options) {
+  const auto table = table_of(options);
+  std::uint64_t segment_bytes = 0;  // buffers and segments hold the largest row
+  for (const auto& shape : table) segment_bytes = std::max(segment_bytes, shape.total());
   caf::actor_system_config config;
   config.load<caf::io::middleman>();
   register_message_types(config);
   caf::actor_system system{config};
   std::byte* source = map_buffer(segment_bytes);
-  std::byte* local_memory = map_buffer(segment_bytes);
   std::vector<case_result> results;
+  std::vector<bench_target*> targets;
 
-  auto segments = std::make_shared<segment_table>();
   bench_target local;
-  local.transport = "local";
-  local.naive = open_local_route(system, contender_section("naive"), segments);
-  local.watermark = open_local_route(system, contender_section("watermark"), segments);
-  local.segment = segments->add(local_memory, segment_bytes).id;
-  for (auto* route : {&local.naive, &local.watermark})
-    for (const auto& slicer : route->slicers)
-      caf::anon_send(slicer, caf::update_atom_v, segments->list());
-  local.limit = [&](std::uint64_t total) { std::memcpy(local_memory, source, total); };
-  local.verify = [&](std::uint64_t total) {
-    fail_unless(std::memcmp(local_memory, source, total) == 0, "local");
-  };
+  std::byte* local_memory = nullptr;
+  if (wanted(options.transports, "local")) {
+    local_memory = map_buffer(segment_bytes);
+    auto segments = std::make_shared<segment_table>();
+    local.transport = "local";
+    local.naive = open_local_route(system, contender_section("naive"), segments);
+    local.watermark = open_local_route(system, contender_section("watermark"), segments);
+    local.segment = segments->add(local_memory, segment_bytes).id;
+    for (auto* route : {&local.naive, &local.watermark})
+      for (const auto& slicer : route->slicers)
+        caf::anon_send(slicer, caf::update_atom_v, segments->list());
+    local.limit = [&](std::uint64_t total) { std::memcpy(local_memory, source, total); };
+    local.verify = [&](std::uint64_t total) {
+      fail_unless(std::memcmp(local_memory, source, total) == 0, "local");
+    };
+    targets.push_back(&local);
+  }
 
-  transfer_peer_process peer{std::to_string(segment_bytes)};
+  std::optional<transfer_peer_process> peer;
   bench_target tcp;
-  tcp.transport = "tcp";
-  tcp.segment = peer.segment;
-  for (auto* route : {&tcp.naive, &tcp.watermark})
-    *route = open_tcp_route(system, contender_section(route == &tcp.naive ? "naive" : "watermark"),
-                            "127.0.0.1", peer.control_port);
-  tcp.limit = [&](std::uint64_t total) { stream_to_peer(peer.stream_port, source, total); };
-  tcp.verify = [&](std::uint64_t total) {
-    fail_unless(range_checksum(system, tcp.watermark, peer.segment, 0, total) ==
-                  crc32c(source, total), "tcp");
-  };
+  if (wanted(options.transports, "tcp")) {
+    peer.emplace(std::to_string(segment_bytes));
+    tcp.transport = "tcp";
+    tcp.segment = peer->segment;
+    for (auto* route : {&tcp.naive, &tcp.watermark})
+      *route = open_tcp_route(system,
+                              contender_section(route == &tcp.naive ? "naive" : "watermark"),
+                              "127.0.0.1", peer->control_port);
+    tcp.limit = [&](std::uint64_t total) { stream_to_peer(peer->stream_port, source, total); };
+    tcp.verify = [&](std::uint64_t total) {
+      fail_unless(range_checksum(system, tcp.watermark.host, peer->segment, 0, total) ==
+                    crc32c(source, total), "tcp");
+    };
+    targets.push_back(&tcp);
+  }
 
-  for (auto* target : {&local, &tcp}) {
+  for (auto* target : targets) {
     for (const auto& shape : table) {
       results.push_back(run_case(system, *target, source, shape, options.runs));
       std::cerr << target->transport << " " << shape.name() << " done\n";

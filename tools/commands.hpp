@@ -65,17 +65,18 @@ struct bench_store_options {
 int run_bench_store(const bench_store_options& options);
 
 // A process that owns one segment and serves it over tcp (tools/transfer_peer.cpp).
+// From `config`: transfer.control_port and the tcp server's [fault] keys.
 struct transfer_peer_options {
   std::string host = "127.0.0.1";
   std::uint64_t segment_size = 64ull << 20;
-  std::uint64_t drop_lane_after = 0;  // faults, counted in slices served; 0 = off
-  std::uint64_t kill_after = 0;
 };
-int run_transfer_peer(const transfer_peer_options& options);
+int run_transfer_peer(const node_config& config, const transfer_peer_options& options);
 
 struct bench_transfer_options {
   unsigned runs = 3;
-  std::string json;  // file for --json, or ""
+  std::string json;                     // file for --json, or ""
+  std::vector<std::string> cases;       // "200MB/5000", ...; empty = the whole table
+  std::vector<std::string> transports;  // "local", "tcp"; empty = both
 };
 int run_bench_transfer(const bench_transfer_options& options);
 

@@ -132,14 +132,16 @@ int main(int argc, char** argv) {
   auto* bench_transfer = bench->add_subcommand("transfer", "Slicing naive vs watermark");
   bench_transfer->add_option("--runs", transfer_opts.runs, "Interleaved runs (median)");
   bench_transfer->add_option("--json", transfer_opts.json, "Also write the figures here");
+  bench_transfer->add_option("--case", transfer_opts.cases, "Only these rows: 200MB/5000, ...");
+  bench_transfer->add_option("--transport", transfer_opts.transports, "Only these: local, tcp")
+    ->check(CLI::IsMember({"local", "tcp"}));
   spillway::transfer_peer_options peer_opts;
   std::string peer_size = "64MiB";
   auto* peer = app.add_subcommand("transfer-peer", "Serve one segment over tcp (tests, bench)");
   peer->add_option("--segment-size", peer_size, "Segment bytes: 64MiB, 1GiB, ...")
     ->check(CLI::Validator(check_size, "SIZE"));
   peer->add_option("--host", peer_opts.host, "Address to listen on (default 127.0.0.1)");
-  peer->add_option("--drop-lane-after", peer_opts.drop_lane_after, "Fault: drop a lane");
-  peer->add_option("--kill-after", peer_opts.kill_after, "Fault: SIGKILL itself");
+  add_config_option(peer, source);  // transfer.control_port, [fault]
 
   try {
     app.parse(argc, argv);
@@ -166,7 +168,7 @@ int main(int argc, char** argv) {
     if (*bench_transfer) return spillway::run_bench_transfer(transfer_opts);
     if (*peer) {
       peer_opts.segment_size = *spillway::parse_size(peer_size);
-      return spillway::run_transfer_peer(peer_opts);
+      return spillway::run_transfer_peer(load(source), peer_opts);
     }
     return 0;
   } catch (const spillway::config_error& e) {

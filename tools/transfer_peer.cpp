@@ -5,8 +5,10 @@
 //
 //   transfer-peer ready control=PORT data=PORT segment=ID stream=PORT
 //
-// then serves until SIGINT or SIGTERM. The fault flags make the tcp server drop one
-// lane, or SIGKILL this process, after that many slices.
+// then serves until SIGINT or SIGTERM. From the node config (-c): its transfer host is
+// published on transfer.control_port (0, the default: a free one), and the [fault]
+// section's tcp keys make the tcp server drop one lane, or SIGKILL this process, after
+// that many slices. Its data and stream ports are always free ones.
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -62,7 +64,7 @@ int wait_for_stop_signal(const sigset_t& stop_signals) {
 
 }  // namespace
 
-int run_transfer_peer(const transfer_peer_options& options) {
+int run_transfer_peer(const node_config& settings, const transfer_peer_options& options) {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -72,7 +74,7 @@ int run_transfer_peer(const transfer_peer_options& options) {
   const auto memory = map_segment(options.segment_size);
   auto segments = std::make_shared<segment_table>();
   const auto segment = segments->add(memory.get(), options.segment_size);
-  tcp_server server{segments, options.host, 0, {options.drop_lane_after, options.kill_after}};
+  tcp_server server{segments, options.host, 0, settings.fault};
 
   const auto stream_listener = listen_tcp(options.host, 0);
   std::thread sink{sink_streams, stream_listener.get(), memory.get(), options.segment_size};
@@ -82,9 +84,11 @@ int run_transfer_peer(const transfer_peer_options& options) {
   register_message_types(config);
   caf::actor_system system{config};
   auto host = spawn_transport_host(system, segments, server.port());
-  auto control = system.middleman().publish(host, 0, options.host.c_str());
+  const auto control_port = static_cast<std::uint16_t>(settings.transfer.control_port);
+  auto control = system.middleman().publish(host, control_port, options.host.c_str());
   if (!control) {
-    std::cerr << "transfer-peer: cannot publish: " << system.render(control.error()) << "\n";
+    std::cerr << "transfer-peer: transfer.control_port = " << control_port
+              << ": cannot publish: " << system.render(control.error()) << "\n";
     std::_Exit(1);  // the sink thread is still in accept()
   }
   // One write: readers wait for the first word and then parse the whole line.

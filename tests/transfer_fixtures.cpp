@@ -1,0 +1,67 @@
+#include "tests/transfer_fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include <caf/io/middleman.hpp>
+
+#include "messages/type_ids.hpp"
+#include "runtime/tcp_socket.hpp"
+
+namespace spillway::test {
+namespace {
+
+constexpr auto peer_start_limit = std::chrono::seconds(20);
+
+std::uint64_t number_after(const std::string& text, const std::string& key) {
+  const auto at = text.find(key);
+  REQUIRE_MESSAGE(at != std::string::npos, "no " << key << " in: " << text);
+  return std::stoull(text.substr(at + key.size()));
+}
+
+std::vector<std::string> peer_command(const temp_dir& dir, std::string_view config_toml,
+                                      std::string segment_size) {
+  const auto config = dir.path() / "peer.toml";
+  std::ofstream{config} << config_toml;
+  return {SPILLWAY_BINARY, "transfer-peer", "--segment-size", std::move(segment_size), "-c",
+          config.string()};
+}
+
+caf::actor_system_config& networked(caf::actor_system_config& config) {
+  config.load<caf::io::middleman>();
+  register_message_types(config);
+  return config;
+}
+
+}  // namespace
+
+transfer_peer_child::transfer_peer_child(std::string_view config_toml, std::string segment_size)
+    : process_(peer_command(dir_, config_toml, std::move(segment_size))) {
+  REQUIRE_MESSAGE(process_.wait_for_stderr("transfer-peer ready", peer_start_limit),
+                  "transfer-peer said: " << process_.err());
+  control_port = static_cast<std::uint16_t>(number_after(process_.err(), "control="));
+  data_port = static_cast<std::uint16_t>(number_after(process_.err(), "data="));
+  segment = number_after(process_.err(), "segment=");
+}
+
+networked_system::networked_system() : system(networked(config)) {}
+
+std::vector<std::byte> pattern(std::size_t size, std::uint64_t seed) {
+  std::vector<std::byte> bytes(size);
+  std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (std::size_t i = 0; i + 8 <= size; i += 8) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    std::memcpy(&bytes[i], &x, 8);
+  }
+  return bytes;
+}
+
+std::uint16_t unused_port() {
+  const auto probe = listen_tcp("127.0.0.1", 0);
+  return local_port(probe.get());  // closed on return
+}
+
+}  // namespace spillway::test

@@ -165,7 +165,10 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
       sizes.push_back(e.file_size());
     }
   const std::uint64_t chunk = 1ull << 30;
-  arena_memory memory{(bytes + chunk - 1) / chunk * chunk, chunk, "auto"};
+  // hugetlb when the pool has room beside the node's arena, else THP: huge pages either way.
+  const auto mapped = (bytes + chunk - 1) / chunk * chunk;
+  arena_memory memory{mapped, chunk,
+                      probe_hugepages().hugetlb_free_bytes() >= mapped ? "auto" : "thp"};
   for (std::size_t c = 0; c < memory.chunk_count(); ++c)
     while (memory.populated(c) < memory.chunk_size(c)) memory.populate(c, chunk);
   std::vector<iovec> table;

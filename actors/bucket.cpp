@@ -2,7 +2,7 @@
 //               serving --evict with no pins--> gone       "gone" = file unlinked, quit
 // The file is opened with O_DIRECT where the filesystem takes it. When a read on it is
 // refused anyway, the bucket opens it again without; the O_DIRECT descriptor stays open
-// until the bucket goes, since reads already in flight still name it.
+// until the last pin taken before goes, since reads in flight may still name it.
 #include "actors/bucket.hpp"
 
 #include <fcntl.h>
@@ -23,7 +23,7 @@ struct bucket_state {
   std::uint64_t id = 0;
   std::filesystem::path path;
   int fd = -1;
-  int direct_fd = -1;  // kept open once reads moved off it (see above)
+  int direct_fd = -1;  // the O_DIRECT descriptor, until no pin can name it (see above)
   int open_errno = 0;
   bool direct = false;
   std::uint32_t pins = 0;
@@ -55,6 +55,14 @@ struct bucket_state {
     }
     direct_fd = std::exchange(fd, buffered);
     direct = false;
+    close_direct_if_unused();
+  }
+
+  // Reads in flight name the O_DIRECT descriptor only while they hold pins.
+  void close_direct_if_unused() {
+    if (direct_fd < 0 || pins != 0) return;
+    ::close(direct_fd);
+    direct_fd = -1;
   }
 
   pinned_file file() const { return {fd, direct, id}; }
@@ -95,6 +103,7 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog, s
         n = st.pins;
       }
       st.pins -= n;
+      st.close_direct_if_unused();
       remove_if_done(self);
     },
     [self](evict_atom) {

@@ -48,7 +48,7 @@ struct catalog_state {
   std::vector<std::uint32_t> free_slots;
   std::vector<eviction_listener> listeners;
   std::uint64_t clock = 0;
-  catalog_stats totals;  // keys, buckets and quota_bytes are derived in stats()
+  catalog_stats totals;  // keys, buckets, quota_bytes, reads_buffered: derived in stats()
   static inline const char* name = "catalog";
 
   // -- the per-bucket key lists --------------------------------------------------
@@ -197,7 +197,6 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
                                      recovered_store recovered) {
   auto& st = self->state;
   st.options = options;
-  st.totals.reads_buffered = options.buffered;
   for (auto& r : recovered.buckets)
     st.add_bucket(self, {r.index.header.bucket_id, r.path.string(),
                                         r.index.file_size, std::move(r.index.entries)});
@@ -241,7 +240,6 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
       spdlog::warn("O_DIRECT reads refused on the data dir's filesystem: reading every bucket "
                    "through the page cache from now on");
       st.options.buffered = true;
-      st.totals.reads_buffered = true;
       for (const auto& b : st.buckets)
         if (b.id != 0) caf::anon_send(b.actor, buffered_atom_v);
     },
@@ -250,6 +248,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
       s.keys = self->state.keys.size();
       s.buckets = self->state.bucket_count();
       s.quota_bytes = self->state.options.quota_bytes;
+      s.reads_buffered = self->state.options.buffered;
       return s;
     },
     [self](caf::subscribe_atom, eviction_listener listener) {

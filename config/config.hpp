@@ -33,6 +33,12 @@ struct storage_section {
   bool quarantine = true;                          // damaged files go to quarantine/, not unlink
 
   bool operator==(const storage_section&) const = default;
+
+  // What the bucket files may take: max_total_size, or 90 % of a filesystem of
+  // `filesystem_bytes` when it is 0.
+  std::uint64_t quota(std::uint64_t filesystem_bytes) const {
+    return max_total_size != 0 ? max_total_size : filesystem_bytes / 10 * 9;
+  }
 };
 
 struct read_section {

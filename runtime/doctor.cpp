@@ -242,8 +242,7 @@ doctor_line check_free_space(const direct_io_probe& probe, const storage_section
 doctor_line check_open_files(std::uint64_t hard_limit, const direct_io_probe& probe,
                              const storage_section& storage) {
   constexpr std::uint64_t headroom = 1024;
-  const std::uint64_t store = storage.max_total_size != 0 ? storage.max_total_size
-                                                          : probe.free_bytes;
+  const std::uint64_t store = storage.quota(probe.total_bytes);
   const std::uint64_t need = store / storage.bucket_size_limit + headroom;
   const std::string found = "open file limit " + std::to_string(hard_limit) +
                             " (hard); the store holds up to " +

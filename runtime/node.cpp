@@ -105,13 +105,12 @@ void lock_data_dir(std::optional<data_dir_lock>& lock, const std::string& dir) {
   }
 }
 
-// storage.max_total_size, or 90 % of the data dir's filesystem when it is 0.
 std::uint64_t resolve_quota(const storage_section& storage) {
   if (storage.max_total_size != 0) return storage.max_total_size;
   struct statvfs fs{};
   if (::statvfs(storage.data_dir.c_str(), &fs) != 0)
     throw startup_error("storage.data_dir = \"" + storage.data_dir + "\": statvfs failed");
-  return static_cast<std::uint64_t>(fs.f_blocks) * fs.f_frsize / 10 * 9;
+  return storage.quota(static_cast<std::uint64_t>(fs.f_blocks) * fs.f_frsize);
 }
 
 // Bucket sequences start past every id ever seen in the dir, and past the clock in

@@ -133,7 +133,7 @@ public:
   // and transfer.control_port (the free port chosen when that is 0).
   std::uint16_t transfer_port();
   // Asks the peer's transfer host for its segment descriptors, by message, and opens a
-  // route to it: tcp lanes, rdma queue pairs, or for `local` a memcpy lane (the peer
+  // route to it: tcp lanes, rdma queue pairs, or for `local` a copying lane (the peer
   // in this process).
   transfer_peer connect_peer(const std::string& host, std::uint16_t transfer_port);
   // Moves each request between this process's memory and the peer's segments; one

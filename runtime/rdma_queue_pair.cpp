@@ -134,7 +134,9 @@ void rdma_queue_pair::post(exchange& x) {
   if (count == 0) return;
   ibv_send_wr* refused = nullptr;
   const int error = ibv_post_send(qp_.get(), wrs.data(), &refused);
-  const auto taken = error == 0 || refused == nullptr ? count : refused - wrs.data();
+  // On failure the provider names the first request it refused; without one, none is
+  // counted as posted, or run() would wait for completions that never come.
+  const auto taken = error == 0 ? count : refused == nullptr ? 0 : refused - wrs.data();
   x.in_flight += static_cast<std::size_t>(taken);
   if (error == 0) return;
   broken_ = true;

@@ -73,7 +73,7 @@ TEST_CASE_FIXTURE(bucket_fixture, "an unpinned bucket's file goes as soon as it 
   CHECK(!std::filesystem::exists(path));
 }
 
-TEST_CASE_FIXTURE(bucket_fixture, "buffered swaps in a page-cache descriptor and keeps the old one open") {
+TEST_CASE_FIXTURE(bucket_fixture, "buffered swaps in a page-cache descriptor and closes the old one after its pins") {
   const auto direct = pin(1);
   REQUIRE(direct.direct);
   auto handle = self->request(bucket, caf::infinite, buffered_atom_v);
@@ -88,6 +88,9 @@ TEST_CASE_FIXTURE(bucket_fixture, "buffered swaps in a page-cache descriptor and
     [&](caf::error& err) { FAIL("buffered: " << to_string(err)); });
   CHECK(::fcntl(direct.fd, F_GETFD) >= 0);  // reads in flight still name it
   CHECK(!pin(1).direct);
+  caf::anon_send(bucket, unpin_atom_v, 2u);
+  sched.run();
+  CHECK(::fcntl(direct.fd, F_GETFD) == -1);  // no pin is left that could name it
 }
 
 TEST_CASE_FIXTURE(bucket_fixture, "refused O_DIRECT falls back to a buffered file") {

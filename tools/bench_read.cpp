@@ -160,10 +160,12 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
   std::vector<int> fds;
   std::vector<std::uint64_t> sizes;
   for (const auto& e : std::filesystem::directory_iterator{dir})
-    if (e.path().extension() == ".bucket" && e.file_size() > block) {
+    if (e.path().extension() == ".bucket" && e.file_size() >= block + 4096) {
       fds.push_back(::open(e.path().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
       sizes.push_back(e.file_size());
+      if (fds.back() < 0) throw std::runtime_error("bench read: open " + e.path().string());
     }
+  if (fds.empty()) throw std::runtime_error("bench read: no bucket file to read in " + dir.string());
   const std::uint64_t chunk = 1ull << 30;
   // hugetlb when the pool has room beside the node's arena, else THP: huge pages either way.
   const auto mapped = (bytes + chunk - 1) / chunk * chunk;
@@ -178,10 +180,13 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
   if (io_uring_queue_init(depth, &ring, 0) < 0 ||
       io_uring_register_buffers(&ring, table.data(), static_cast<unsigned>(table.size())) < 0)
     throw std::runtime_error("bench read: the footprint limit's ring failed");
-  const std::uint64_t reads = bytes / block, per_chunk = chunk / block;
+  // Whole records per chunk: a record never straddles two registered buffers.
+  const std::uint64_t per_chunk = chunk / block;
+  const std::uint64_t reads = std::min(bytes / block, memory.chunk_count() * per_chunk);
+  int failed = 0;
   std::uint64_t issued = 0, done = 0, in_flight = 0;
   bench::stopwatch clock;
-  while (done < reads) {
+  while (done < reads && failed == 0) {
     for (; in_flight < depth && issued < reads; ++issued, ++in_flight) {
       const auto file = random() % fds.size();
       const auto offset = random() % ((sizes[file] - block) / 4096) * 4096;
@@ -194,8 +199,7 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
     io_uring_cqe* cqe = nullptr;
     unsigned head = 0, seen = 0;
     io_uring_for_each_cqe(&ring, head, cqe) {
-      if (cqe->res != static_cast<int>(block))
-        throw std::runtime_error("bench read: the footprint limit's read failed");
+      if (cqe->res != static_cast<int>(block) && failed == 0) failed = cqe->res;
       ++seen;
     }
     io_uring_cq_advance(&ring, seen);
@@ -203,9 +207,18 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
     done += seen;
   }
   const double seconds = clock.seconds();
+  while (in_flight > 0) {  // a failure stops the loop; the ring is torn down idle
+    io_uring_cqe* cqe = nullptr;
+    if (io_uring_wait_cqe(&ring, &cqe) != 0) continue;
+    io_uring_cqe_seen(&ring, cqe);
+    --in_flight;
+  }
   io_uring_unregister_buffers(&ring);
   io_uring_queue_exit(&ring);
   for (int fd : fds) ::close(fd);
+  if (failed != 0)
+    throw std::runtime_error("bench read: a read of the footprint limit returned " +
+                             std::to_string(failed));
   return static_cast<double>(reads * object_size) / seconds / 1e9;
 }
 

@@ -33,7 +33,7 @@ tcp_server::~tcp_server() {
 
 void tcp_server::accept_loop() {
   for (;;) {
-    const int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    const int fd = accept_tcp(listener_.get()).release();
     std::lock_guard lock{mutex_};
     if (stopping_) {
       if (fd >= 0) ::close(fd);

@@ -80,6 +80,12 @@ unique_fd listen_tcp(const std::string& host, std::uint16_t port) {
   return fd;
 }
 
+unique_fd accept_tcp(int listener) {
+  unique_fd fd{::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC)};
+  if (fd) set_option(fd.get(), IPPROTO_TCP, TCP_NODELAY);
+  return fd;
+}
+
 std::uint16_t local_port(int fd) {
   sockaddr_storage address{};
   socklen_t size = sizeof address;

@@ -4,6 +4,8 @@
 // dropped, SIGKILL) or hostile frames written on raw sockets.
 #include <doctest/doctest.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -178,6 +180,23 @@ TEST_CASE("tcp hostile frames are rejected while the server keeps serving") {
 
 // Frames split at any byte, or run together, are served alike: the owner reads the next
 // header along with a payload, in whatever pieces it arrives.
+// Without TCP_NODELAY on the owner's side, the last status frame of a group waited
+// for the requester's delayed ack: 40 ms a group.
+TEST_CASE("tcp sockets of both ends send small frames at once") {
+  const auto listener = listen_tcp("127.0.0.1", 0);
+  int error = 0;
+  const auto requester = connect_tcp("127.0.0.1", local_port(listener.get()), error);
+  REQUIRE(requester);
+  const auto owner = accept_tcp(listener.get());
+  REQUIRE(owner);
+  for (const int fd : {requester.get(), owner.get()}) {
+    int nodelay = 0;
+    socklen_t size = sizeof nodelay;
+    REQUIRE(::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &size) == 0);
+    CHECK(nodelay == 1);
+  }
+}
+
 TEST_CASE("tcp frames arriving in any pieces are each served and answered") {
   tcp_peer_fixture f;
   const std::uint64_t lengths[] = {1000, 2000, 500, 64};

@@ -46,7 +46,7 @@ std::shared_ptr<std::byte> map_segment(std::uint64_t size) {
 // says they are all in.
 void sink_streams(int listener, std::byte* segment, std::uint64_t size) {
   for (;;) {
-    unique_fd connection{::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC)};
+    const auto connection = accept_tcp(listener);
     if (!connection) return;  // the listener was shut down
     std::uint64_t length = 0;
     const char done = 1;

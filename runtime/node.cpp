@@ -33,6 +33,7 @@
 #include "config/endpoint.hpp"
 #include "messages/node.hpp"
 #include "messages/store.hpp"
+#include "runtime/actor_system_setup.hpp"
 #include "runtime/data_dir_lock.hpp"
 #include "runtime/kernel_probe.hpp"
 #include "runtime/log.hpp"
@@ -143,13 +144,6 @@ void raise_open_file_limit() {
     spdlog::warn("cannot raise the open file limit: stores of many buckets may fail to open");
 }
 
-void configure_actor_system(caf::actor_system_config& caf_config, const node_config& config) {
-  if (config.node.scheduler_threads != 0)
-    caf_config.set("scheduler.max-threads", config.node.scheduler_threads);
-  caf_config.load<caf::io::middleman>();
-  register_message_types(caf_config);
-}
-
 std::uint16_t publish(caf::actor_system& system, const node_actor& actor,
                       const std::string& listen) {
   const auto where = parse_endpoint(listen);  // validated by the config loader
@@ -210,7 +204,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   const catalog_options cataloging{resolve_quota(c.storage), c.storage.bucket_size_limit,
                                    c.storage.eviction == "lru", c.fault.refuse_o_direct};
 
-  configure_actor_system(i.caf_config, c);
+  configure_actor_system(i.caf_config, c.node.scheduler_threads);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
   i.transfer = std::make_unique<transfer_engine>(*i.system, c.transfer, c.fault);
   i.catalog = spawn_catalog(*i.system, cataloging, std::move(recovered));

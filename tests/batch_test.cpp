@@ -15,6 +15,7 @@
 #include "actors/catalog.hpp"
 #include "actors/reader.hpp"
 #include "actors/registrar.hpp"
+#include "runtime/actor_system_setup.hpp"
 #include "runtime/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/recovery.hpp"
@@ -56,6 +57,7 @@ TEST_CASE("a reader killed mid-batch hands its reads to the others and the batch
   }
 
   caf::actor_system_config caf_config;
+  configure_actor_system(caf_config);
   caf::actor_system system{caf_config};
   caf::scoped_actor self{system};
   auto catalog = spawn_catalog(system, {1ull << 40, 0, false, false},

@@ -11,6 +11,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "messages/node.hpp"
+#include "runtime/actor_system_setup.hpp"
 #include "runtime/kernel_probe.hpp"
 #include "runtime/node.hpp"
 #include "runtime/rdma_devices.hpp"
@@ -97,8 +98,7 @@ TEST_CASE("the node actor answers another actor system over the network") {
   REQUIRE(n.listen_port() != 0);
 
   caf::actor_system_config client_config;
-  client_config.load<caf::io::middleman>();
-  register_message_types(client_config);
+  configure_actor_system(client_config);
   caf::actor_system client{client_config};
   auto remote = client.middleman().remote_actor<node_actor>("127.0.0.1", n.listen_port());
   REQUIRE_MESSAGE(remote, client.render(remote.error()));

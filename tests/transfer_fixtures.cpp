@@ -6,9 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include <caf/io/middleman.hpp>
-
-#include "messages/type_ids.hpp"
+#include "runtime/actor_system_setup.hpp"
 #include "runtime/tcp_socket.hpp"
 
 namespace spillway::test {
@@ -30,12 +28,6 @@ std::vector<std::string> peer_command(const temp_dir& dir, std::string_view conf
           config.string()};
 }
 
-caf::actor_system_config& networked(caf::actor_system_config& config) {
-  config.load<caf::io::middleman>();
-  register_message_types(config);
-  return config;
-}
-
 }  // namespace
 
 transfer_peer_child::transfer_peer_child(std::string_view config_toml, std::string segment_size)
@@ -47,7 +39,7 @@ transfer_peer_child::transfer_peer_child(std::string_view config_toml, std::stri
   segment = number_after(process_.err(), "segment=");
 }
 
-networked_system::networked_system() : system(networked(config)) {}
+networked_system::networked_system() : system(configure_actor_system(config)) {}
 
 std::vector<std::byte> pattern(std::size_t size, std::uint64_t seed) {
   std::vector<std::byte> bytes(size);

@@ -18,6 +18,7 @@
 #include "actors/transfer_engine.hpp"
 #include "actors/transport_host.hpp"
 #include "messages/transfer.hpp"
+#include "runtime/actor_system_setup.hpp"
 #include "runtime/rdma_devices.hpp"
 #include "runtime/rdma_selection.hpp"
 
@@ -43,12 +44,6 @@ rdma_host_actor::behavior_type qp_owner(rdma_qp_info own,
       return own;
     },
   };
-}
-
-caf::actor_system_config& networked(caf::actor_system_config& config) {
-  config.load<caf::io::middleman>();
-  register_message_types(config);
-  return config;
 }
 
 TEST_SUITE("transfer-rdma") {
@@ -78,8 +73,8 @@ TEST_CASE("rdma devices named are selected in order and none named means all") {
 // Two actor systems, as two nodes: the owner publishes `host`; the requester connects.
 struct two_systems {
   caf::actor_system_config owner_config, requester_config;
-  caf::actor_system owner{networked(owner_config)};
-  caf::actor_system requester{networked(requester_config)};
+  caf::actor_system owner{configure_actor_system(owner_config)};
+  caf::actor_system requester{configure_actor_system(requester_config)};
 
   template <class Handle>
   Handle reach(const Handle& host) {
@@ -143,7 +138,7 @@ TEST_CASE("an rdma transfer engine without a device refuses to start and names t
     return;
   }
   caf::actor_system_config config;
-  caf::actor_system system{networked(config)};
+  caf::actor_system system{configure_actor_system(config)};
   transfer_section transfer;
   transfer.transport = "rdma";
   transfer_engine engine{system, transfer, fault_section{}};

@@ -16,11 +16,11 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include "actors/transport_routes.hpp"
+#include "runtime/actor_system_setup.hpp"
 #include "runtime/crc32c.hpp"
 #include "runtime/tcp_socket.hpp"
 #include "tools/bench_transfer.hpp"
@@ -151,8 +151,7 @@ int run_bench_transfer(const bench_transfer_options& options) {
   std::uint64_t segment_bytes = 0;  // buffers and segments hold the largest row
   for (const auto& shape : table) segment_bytes = std::max(segment_bytes, shape.total());
   caf::actor_system_config config;
-  config.load<caf::io::middleman>();
-  register_message_types(config);
+  configure_actor_system(config);
   caf::actor_system system{config};
   std::byte* source = map_buffer(segment_bytes);
   std::vector<case_result> results;

@@ -25,7 +25,7 @@
 #include <pthread.h>
 
 #include "actors/transport_host.hpp"
-#include "messages/type_ids.hpp"
+#include "runtime/actor_system_setup.hpp"
 #include "runtime/tcp_server.hpp"
 #include "tools/commands.hpp"
 
@@ -80,8 +80,7 @@ int run_transfer_peer(const node_config& settings, const transfer_peer_options& 
   std::thread sink{sink_streams, stream_listener.get(), memory.get(), options.segment_size};
 
   caf::actor_system_config config;
-  config.load<caf::io::middleman>();
-  register_message_types(config);
+  configure_actor_system(config, settings.node.scheduler_threads);
   caf::actor_system system{config};
   auto host = spawn_transport_host(system, segments, server.port());
   const auto control_port = static_cast<std::uint16_t>(settings.transfer.control_port);

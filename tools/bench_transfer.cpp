@@ -92,7 +92,8 @@ transfer_section contender_section(const char* slicing) {
   return transfer;
 }
 
-// Limit, naive, watermark; then again, `runs` times: A B C A B C.
+// The limit, then both contenders, `runs` times; the contenders take turns going
+// first (A B C, A C B, ...), so neither always runs on the other's leftovers.
 case_result run_case(caf::actor_system& system, bench_target& target, std::byte* source,
                      const transfer_case& shape, unsigned runs) {
   case_result result{target.transport, shape, {}, {}, {}};
@@ -103,7 +104,9 @@ case_result run_case(caf::actor_system& system, bench_target& target, std::byte*
     target.limit(shape.total());
     result.limit_seconds.push_back(clock.seconds());
     target.verify(shape.total());
-    for (auto* route : {&target.naive, &target.watermark}) {
+    const bool naive_first = run % 2 == 0;
+    for (auto* route : {naive_first ? &target.naive : &target.watermark,
+                        naive_first ? &target.watermark : &target.naive}) {
       stamp_source(source, shape, ++stamp);
       auto& runs_of = route == &target.naive ? result.naive : result.watermark;
       auto batch = case_batch(source, target.segment, shape);

@@ -1,5 +1,6 @@
 // The table and the --json of `bench transfer`. Every figure is a median over the
 // interleaved runs; ratios are medians of the per-run ratios (BENCHMARKS.md).
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 
@@ -13,6 +14,7 @@ namespace {
 struct case_figures {
   double naive_s, watermark_s, naive_gbps, watermark_gbps, limit_gbps;
   double speedup, watermark_over_limit;
+  double speedup_min, speedup_max;  // the spread of the per-run ratios: the noise
   double first_us_naive, first_us_watermark, first_ratio;
   double slicer_ns_naive, slicer_ns_watermark;
 };
@@ -24,12 +26,12 @@ double median_of(const std::vector<contender_run>& runs,
   return median(xs);
 }
 
-// The median over runs of numerator(run) / denominator(run).
-double median_ratio(std::size_t runs, const std::function<double(std::size_t)>& numerator,
-                    const std::function<double(std::size_t)>& denominator) {
+// numerator(run) / denominator(run), run by run.
+std::vector<double> ratios(std::size_t runs, const std::function<double(std::size_t)>& numerator,
+                           const std::function<double(std::size_t)>& denominator) {
   std::vector<double> xs;
   for (std::size_t i = 0; i < runs; ++i) xs.push_back(numerator(i) / denominator(i));
-  return median(xs);
+  return xs;
 }
 
 case_figures figures_of(const case_result& c) {
@@ -43,14 +45,17 @@ case_figures figures_of(const case_result& c) {
   f.naive_gbps = gb / f.naive_s;
   f.watermark_gbps = gb / f.watermark_s;
   f.limit_gbps = gb / median(c.limit_seconds);
-  f.speedup = median_ratio(n, [&](auto i) { return nv[i].seconds; },
-                           [&](auto i) { return wm[i].seconds; });
-  f.watermark_over_limit = median_ratio(n, [&](auto i) { return c.limit_seconds[i]; },
-                                        [&](auto i) { return wm[i].seconds; });
+  const auto speedups = ratios(n, [&](auto i) { return nv[i].seconds; },
+                               [&](auto i) { return wm[i].seconds; });
+  f.speedup = median(speedups);
+  f.speedup_min = *std::min_element(speedups.begin(), speedups.end());
+  f.speedup_max = *std::max_element(speedups.begin(), speedups.end());
+  f.watermark_over_limit = median(ratios(n, [&](auto i) { return c.limit_seconds[i]; },
+                                         [&](auto i) { return wm[i].seconds; }));
   f.first_us_naive = median_of(nv, [](auto& r) { return r.first_slice_us; });
   f.first_us_watermark = median_of(wm, [](auto& r) { return r.first_slice_us; });
-  f.first_ratio = median_ratio(n, [&](auto i) { return nv[i].first_slice_us; },
-                               [&](auto i) { return wm[i].first_slice_us; });
+  f.first_ratio = median(ratios(n, [&](auto i) { return nv[i].first_slice_us; },
+                                [&](auto i) { return wm[i].first_slice_us; }));
   f.slicer_ns_naive = median_of(nv, [](auto& r) { return r.slicer_ns_per_slice; });
   f.slicer_ns_watermark = median_of(wm, [](auto& r) { return r.slicer_ns_per_slice; });
   return f;
@@ -61,22 +66,25 @@ case_figures figures_of(const case_result& c) {
 void print_transfer_table(std::ostream& out, const std::vector<case_result>& results) {
   char line[400];
   std::snprintf(line, sizeof line,
-                "%-9s %-12s %8s %8s %8s %8s %7s %8s %7s %9s %9s %7s %7s %7s\n", "transport",
-                "case", "naive_s", "naive", "wmark_s", "wmark", "speedup", "limit",
+                "%-9s %-12s %8s %8s %8s %8s %7s %11s %8s %7s %9s %9s %7s %7s %7s\n",
+                "transport", "case", "naive_s", "naive", "wmark_s", "wmark", "speedup",
+                "runs_range", "limit",
                 "wm/lim", "1st_us_nv", "1st_us_wm", "nv/wm", "ns_nv", "ns_wm");
   out << line;
   for (const auto& c : results) {
     const auto f = figures_of(c);
     std::snprintf(line, sizeof line,
-                  "%-9s %-12s %8.4f %8.2f %8.4f %8.2f %7.3f %8.2f %7.3f %9.0f %9.1f %7.1f "
-                  "%7.1f %7.1f\n",
+                  "%-9s %-12s %8.4f %8.2f %8.4f %8.2f %7.3f %5.2f-%5.2f %8.2f %7.3f %9.0f %9.1f "
+                  "%7.1f %7.1f %7.1f\n",
                   c.transport.c_str(), c.shape.name().c_str(), f.naive_s, f.naive_gbps,
-                  f.watermark_s, f.watermark_gbps, f.speedup, f.limit_gbps,
+                  f.watermark_s, f.watermark_gbps, f.speedup, f.speedup_min, f.speedup_max,
+                  f.limit_gbps,
                   f.watermark_over_limit, f.first_us_naive, f.first_us_watermark,
                   f.first_ratio, f.slicer_ns_naive, f.slicer_ns_watermark);
     out << line;
   }
-  out << "rates in GB/s (10^9 B/s); limit: memcpy (local) or one plain TCP stream (tcp); "
+  out << "rates in GB/s (10^9 B/s); speedup: naive time / watermark time, runs_range its "
+         "lowest and highest run;\nlimit: memcpy (local) or one plain TCP stream (tcp); "
          "ns: slicer ns per slice\n";
 }
 
@@ -87,12 +95,14 @@ std::string transfer_json(const std::vector<case_result>& results, unsigned runs
     const auto f = figures_of(c);
     std::snprintf(item, sizeof item,
                   "%s{\"case\": \"%s\", \"transport\": \"%s\", \"naive_gbps\": %.4f, "
-                  "\"watermark_gbps\": %.4f, \"speedup\": %.4f, \"limit_gbps\": %.4f, "
+                  "\"watermark_gbps\": %.4f, \"speedup\": %.4f, \"speedup_min\": %.4f, "
+                  "\"speedup_max\": %.4f, \"limit_gbps\": %.4f, "
                   "\"watermark_over_limit\": %.4f, \"first_slice_us_naive\": %.1f, "
                   "\"first_slice_us_watermark\": %.1f, \"first_slice_naive_over_watermark\": "
                   "%.2f, \"slicer_ns_per_slice\": %.2f, \"slicer_ns_per_slice_naive\": %.2f}",
                   &c == &results.front() ? "" : ", ", c.shape.name().c_str(),
-                  c.transport.c_str(), f.naive_gbps, f.watermark_gbps, f.speedup, f.limit_gbps,
+                  c.transport.c_str(), f.naive_gbps, f.watermark_gbps, f.speedup, f.speedup_min,
+                  f.speedup_max, f.limit_gbps,
                   f.watermark_over_limit, f.first_us_naive, f.first_us_watermark, f.first_ratio,
                   f.slicer_ns_watermark, f.slicer_ns_naive);
     json += item;

@@ -33,7 +33,7 @@ public:
   reader(caf::actor_config& cfg, std::uint32_t index, read_section config,
          fault_section faults, registrar_actor registrar)
       : blocking_actor(cfg), config_(std::move(config)), faults_(std::move(faults)),
-        registrar_(std::move(registrar)) {
+        registrar_(std::move(registrar)), dice_(fault_rates(faults_, index)) {
     stats_.index = index;
     wakeup_fd_ = ::eventfd(0, EFD_CLOEXEC);
   }
@@ -59,17 +59,19 @@ public:
   }
 
 private:
+  static read_fault_rates fault_rates(const fault_section& faults, std::uint32_t index) {
+    if (!faults.enabled) return {};
+    return {.eio = faults.read_error_rate,
+            .short_read = faults.short_read_rate,
+            .corrupt = faults.corrupt_rate,
+            .submit_failure = faults.ring_submit_failure_rate,
+            .seed = faults.seed + index};
+  }
+
   // Created here, in the reader's own thread: SINGLE_ISSUER binds the ring to it.
   bool open_ring() {
-    read_fault_rates rates;
-    if (faults_.enabled)
-      rates = {.eio = faults_.read_error_rate,
-               .short_read = faults_.short_read_rate,
-               .corrupt = faults_.corrupt_rate,
-               .submit_failure = faults_.ring_submit_failure_rate,
-               .seed = faults_.seed + stats_.index};
     ring_ = std::make_unique<read_ring>(
-      static_cast<unsigned>(config_.window), wakeup_fd_, rates,
+      static_cast<unsigned>(config_.window), wakeup_fd_, fault_rates(faults_, stats_.index),
       [this](std::uint32_t client, std::uint32_t tag, int result) {
         auto& c = clients_[client];
         c.outbox.push_back({tag, result});
@@ -140,19 +142,21 @@ private:
     anon_send(client, read_done_atom_v, std::move(results));
   }
 
-  static int pread_item(const read_item& item) {
-    if (const int err = fault_errno(item.fault)) return -err;
-    auto* target = reinterpret_cast<char*>(item.address);
+  // The ring's rule: a short read goes again once for its remainder, then it is EIO.
+  int pread_item(const read_item& item) {
     std::uint64_t done = 0;
-    while (done < item.length) {
-      const ssize_t n = ::pread(item.fd, target + done, item.length - done,
-                                static_cast<off_t>(item.offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return -errno;
-      if (n == 0) return -EIO;  // the file ends inside the record
-      done += static_cast<std::uint64_t>(n);
+    for (bool retried = false;; retried = true) {
+      ssize_t n = -1;
+      do {
+        n = ::pread(item.fd, reinterpret_cast<char*>(item.address + done), item.length - done,
+                    static_cast<off_t>(item.offset + done));
+      } while (n < 0 && errno == EINTR);
+      const int result = dice_.apply(item, done, n < 0 ? -errno : static_cast<int>(n), retried);
+      if (result < 0) return result;
+      done += static_cast<std::uint64_t>(result);
+      if (done == item.length) return static_cast<int>(done);
+      if (retried) return -EIO;  // the file ends inside the record
     }
-    return static_cast<int>(done);
   }
 
   std::int32_t adopt(const buffer_table& table) {
@@ -199,6 +203,7 @@ private:
   reader_stats stats_;
   int wakeup_fd_ = -1;
   std::unique_ptr<read_ring> ring_;
+  read_fault_dice dice_;  // the posix engine's; the ring has its own
   std::vector<client_entry> clients_;
   bool running_ = true;
 };

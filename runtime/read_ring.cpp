@@ -18,7 +18,6 @@ namespace {
 
 constexpr std::uint64_t wakeup_tag = 0;  // slot i completes with user_data i + 1
 constexpr unsigned reap_batch = 64;
-constexpr std::uint64_t page = 4096;
 
 std::uint64_t now_ns() {
   timespec t{};
@@ -43,8 +42,7 @@ int clone_table(int dst_ring_fd, int src_ring_fd, std::uint32_t flags) {
 }  // namespace
 
 read_ring::read_ring(unsigned window, int wakeup_fd, read_fault_rates faults, done_fn done)
-    : wakeup_fd_(wakeup_fd), slots_(window), faults_(faults), dice_(faults.seed),
-      done_(std::move(done)) {
+    : wakeup_fd_(wakeup_fd), slots_(window), faults_(faults), done_(std::move(done)) {
   for (std::uint32_t i = window; i-- > 0;) free_.push_back(i);
   queue_.reserve(4 * window);
 }
@@ -124,21 +122,9 @@ void read_ring::fill_window() {
   }
 }
 
-int read_ring::inject(const slot& s, int result) {
-  if (result < 0) return result;
-  if (const int err = fault_errno(s.item.fault)) return -err;
-  std::uniform_real_distribution<double> roll{0, 1};
-  if (roll(dice_) < faults_.eio) return -EIO;
-  if (result > 0 && roll(dice_) < faults_.corrupt)
-    reinterpret_cast<std::uint8_t*>(s.item.address + s.done)[result / 2] ^= 0x20;
-  const bool shorten = s.item.fault == come_back_short || roll(dice_) < faults_.short_read;
-  if (shorten && !s.retried) return static_cast<int>(result / 2 / page * page);
-  return result;
-}
-
 void read_ring::complete(std::uint32_t index, int result) {
   slot& s = slots_[index];
-  result = inject(s, result);
+  result = faults_.apply(s.item, s.done, result, s.retried);
   if (result >= 0) s.done += static_cast<std::uint64_t>(result);
   if (result >= 0 && s.done < s.item.length && !s.retried) {
     s.retried = true;  // a short read: once more for the remainder
@@ -189,9 +175,7 @@ int read_ring::submit_and_wait() {
 
 bool read_ring::run_once() {
   fill_window();
-  std::uniform_real_distribution<double> roll{0, 1};
-  const bool fail = faults_.submit_failure > 0 && roll(dice_) < faults_.submit_failure;
-  const int rc = fail ? -EIO : submit_and_wait();
+  const int rc = faults_.fail_submit() ? -EIO : submit_and_wait();
   if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
     reset();
     return true;  // the owner re-reads its mailbox and asks for the table again

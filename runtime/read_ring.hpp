@@ -6,13 +6,13 @@
 // the window's slots and the queue are sized up front and reused.
 #pragma once
 
-#include <cerrno>
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <vector>
 
 #include <liburing.h>
+
+#include "runtime/read_faults.hpp"
 
 namespace spillway {
 
@@ -26,28 +26,6 @@ struct read_item {
   std::uint64_t address = 0;
   std::uint32_t chunk = 0;
   std::uint8_t fault = 0;  // a read_fault to inject in front of the completion
-};
-
-// Faults a test or the [fault] config asks for, named per item by the batch (which
-// knows the keys) or drawn at a rate by the ring.
-enum read_fault : std::uint8_t {
-  no_fault = 0,
-  fail_with_eio = 1,
-  come_back_short = 2,
-  fail_with_einval = 3,  // what a filesystem that takes O_DIRECT opens but not reads says
-};
-
-// The errno a fault completes its read with; 0 for faults that are not an error.
-constexpr int fault_errno(std::uint8_t fault) {
-  return fault == fail_with_eio ? EIO : fault == fail_with_einval ? EINVAL : 0;
-}
-
-struct read_fault_rates {
-  double eio = 0;
-  double short_read = 0;
-  double corrupt = 0;  // a byte of the data read is flipped
-  double submit_failure = 0;
-  std::uint64_t seed = 1;
 };
 
 class read_ring {
@@ -112,7 +90,6 @@ private:
   void prepare(std::uint32_t index);
   void fill_window();
   void complete(std::uint32_t index, int result);
-  int inject(const slot& s, int result);
   void close();
 
   io_uring ring_{};
@@ -128,8 +105,7 @@ private:
   std::vector<bool> registered_;  // per arena chunk
   bool cloned_ = false;
   bool has_own_table_ = false;
-  read_fault_rates faults_;
-  std::mt19937_64 dice_;
+  read_fault_dice faults_;
   done_fn done_;
   std::uint64_t reads_fixed_ = 0, reads_plain_ = 0, resets_ = 0;
   std::uint64_t busy_ns_ = 0, in_flight_ns_ = 0;

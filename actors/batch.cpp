@@ -33,6 +33,7 @@ struct read_plan {
   std::uint32_t bucket = 0;    // position in `buckets`
   record_location where;
   read_item item;              // tag = position in `plans`
+  read_fault key_fault = no_fault;  // what the [fault] config names for this key
   std::uint32_t reader = no_reader;
   bool placed = false;         // has an extent
   bool done = false;
@@ -140,12 +141,15 @@ void dispatch(batch_pointer self, const std::vector<std::uint32_t>& which) {
 }
 
 // Group mode, the RFC's baseline: up to queue_depth reads of one bucket, all to one
-// reader, and the next group only once the whole group is back.
+// reader, and the next group only once the whole group is back (reads refused
+// O_DIRECT and waiting for their buffered descriptor are not back).
 void dispatch_next_group(batch_pointer self) {
   auto& st = self->state;
-  const bool in_flight = std::any_of(st.plans.begin(), st.plans.end(), [](const auto& p) {
-    return p.reader != no_reader && !p.done;
-  });
+  const bool in_flight =
+    std::any_of(st.plans.begin(), st.plans.end(),
+                [](const auto& p) { return p.reader != no_reader && !p.done; }) ||
+    std::any_of(st.buckets.begin(), st.buckets.end(),
+                [](const auto& b) { return !b.refused.empty(); });
   if (in_flight) return;
   std::vector<std::uint32_t> group;
   while (st.next_group < st.plans.size() && group.size() < st.context.config.queue_depth) {
@@ -162,13 +166,12 @@ void dispatch_next_group(batch_pointer self) {
 }
 
 // Points a plan at its bucket's file as pinned. The fault that refuses O_DIRECT reads
-// applies to reads of an O_DIRECT descriptor only.
+// applies to reads of an O_DIRECT descriptor only; the key's own fault to the others.
 void aim(batch_state& st, read_plan& p) {
   const auto& b = st.buckets[p.bucket];
   p.item.fd = b.file.fd;
   const bool refuse = st.context.faults.enabled && st.context.faults.refuse_o_direct_reads;
-  if (refuse && b.file.direct) p.item.fault = fail_with_einval;
-  else if (p.item.fault == fail_with_einval) p.item.fault = no_fault;
+  p.item.fault = refuse && b.file.direct ? fail_with_einval : p.key_fault;
 }
 
 // The filesystem refused an O_DIRECT read: the plan goes again through the bucket's
@@ -189,6 +192,7 @@ void read_buffered(batch_pointer self, read_plan& p) {
     auto& st = self->state;
     for (auto i : std::exchange(st.buckets[bucket].refused, {}))
       st.settle(st.plans[i], {key_error::io_error, EINVAL});
+    if (st.group_mode()) dispatch_next_group(self);
     finish_if_done(self);
   };
   self->request(b.reads.bucket, timeout_of(self), buffered_atom_v)
@@ -335,8 +339,8 @@ void on_resolved(batch_pointer self, resolve_reply& where) {
       auto named = [&key](const std::vector<std::string>& list) {
         return std::find(list.begin(), list.end(), key) != list.end();
       };
-      if (faults.enabled && named(faults.read_error_keys)) p.item.fault = fail_with_eio;
-      else if (faults.enabled && named(faults.short_read_keys)) p.item.fault = come_back_short;
+      if (faults.enabled && named(faults.read_error_keys)) p.key_fault = fail_with_eio;
+      else if (faults.enabled && named(faults.short_read_keys)) p.key_fault = come_back_short;
       st.plans.push_back(p);
       ++st.open_reads;
       if (p.item.length > st.context.config.arena_chunk)  // no extent can ever hold it

@@ -187,32 +187,41 @@ TEST_CASE("a value bigger than an arena chunk is too_large and the rest succeed"
   check_no_leak(n);
 }
 
+// With O_DIRECT refused too, a key's EIO still reaches it once its read goes buffered.
 TEST_CASE("injected EIO fails only its keys and short reads succeed on their retry") {
-  test::temp_dir dir;
-  auto config = read_config(dir.path());
-  dataset d;
-  {
-    node writer{config};
-    d.write(writer, 12, "fault-");
-  }
-  config.fault.enabled = true;
-  config.fault.read_error_keys = {d.keys[1], d.keys[6]};
-  config.fault.short_read_keys = {d.keys[2], d.keys[9]};
-  node n{config};
-  const auto got = n.get_batch(d.keys);
-  for (std::size_t k = 0; k < d.keys.size(); ++k) {
-    const auto& v = got.values()[k];
-    if (k == 1 || k == 6) {
-      CHECK(v.status.error == key_error::io_error);
-      CHECK(v.status.sys_errno == EIO);
-    } else {
-      CHECK_MESSAGE(v.status.ok(), d.keys[k], ": ", to_string(v.status));
-    }
-  }
-  auto clean = d.keys;
-  clean.erase(clean.begin() + 6);
-  clean.erase(clean.begin() + 1);
-  check_batch(n, d, clean);
+  for (const std::string engine : {"uring", "posix"})
+    for (const bool refuse_o_direct : {false, true})
+      SUBCASE((engine + (refuse_o_direct ? " O_DIRECT refused" : "")).c_str()) {
+        test::temp_dir dir;
+        auto config = read_config(dir.path());
+        config.read.engine = engine;
+        dataset d;
+        {
+          node writer{config};
+          d.write(writer, 12, "fault-");
+        }
+        config.fault.enabled = true;
+        config.fault.refuse_o_direct_reads = refuse_o_direct;
+        config.fault.read_error_keys = {d.keys[1], d.keys[6]};
+        config.fault.short_read_keys = {d.keys[2], d.keys[9]};
+        node n{config};
+        auto got = n.get_batch(d.keys);
+        for (std::size_t k = 0; k < d.keys.size(); ++k) {
+          const auto& v = got.values()[k];
+          if (k == 1 || k == 6) {
+            CHECK(v.status.error == key_error::io_error);
+            CHECK(v.status.sys_errno == EIO);
+          } else {
+            CHECK_MESSAGE(v.status.ok(), d.keys[k], ": ", to_string(v.status));
+          }
+        }
+        got.release();
+        auto clean = d.keys;
+        clean.erase(clean.begin() + 6);
+        clean.erase(clean.begin() + 1);
+        check_batch(n, d, clean);
+        check_no_leak(n);
+      }
 }
 
 TEST_CASE("a failing registration leaves the readers on plain reads with none failed") {
@@ -279,38 +288,48 @@ TEST_CASE("refused O_DIRECT falls back to buffered reads") {
 
 TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered reads") {
   for (const std::string engine : {"uring", "posix"})
-    SUBCASE(engine.c_str()) {
-      test::temp_dir dir;
-      auto config = read_config(dir.path());
-      config.read.engine = engine;
-      config.fault.enabled = true;
-      config.fault.refuse_o_direct_reads = true;
-      node n{config};
-      dataset d;
-      d.write(n, 16, "refused-");
-      CHECK_FALSE(n.store_stats().reads_buffered);
-      check_batch(n, d, mixed_keys(d));
-      CHECK(n.store_stats().reads_buffered);
-      check_batch(n, d, d.keys);
-      check_no_leak(n);
-    }
+    for (const std::string mode : {"window", "group"})
+      SUBCASE((engine + " " + mode).c_str()) {
+        test::temp_dir dir;
+        auto config = read_config(dir.path());
+        config.read.engine = engine;
+        config.read.mode = mode;
+        config.fault.enabled = true;
+        config.fault.refuse_o_direct_reads = true;
+        node n{config};
+        dataset d;
+        d.write(n, 16, "refused-");
+        CHECK_FALSE(n.store_stats().reads_buffered);
+        check_batch(n, d, mixed_keys(d));
+        CHECK(n.store_stats().reads_buffered);
+        check_batch(n, d, d.keys);
+        check_no_leak(n);
+      }
 }
 
-TEST_CASE("a byte flipped in every read makes every key corrupt and none is handed out") {
-  test::temp_dir dir;
-  auto config = read_config(dir.path());
-  config.fault.enabled = true;
-  config.fault.corrupt_rate = 1;
-  node n{config};
-  dataset d;
-  d.write(n, 8, "flipped-");
-  auto got = n.get_batch(d.keys);
-  for (std::size_t k = 0; k < d.keys.size(); ++k) {
-    CHECK_MESSAGE(got.values()[k].status.error == key_error::corrupt, d.keys[k]);
-    CHECK(got.values()[k].bytes.empty());
-  }
-  got.release();
-  check_no_leak(n);
+TEST_CASE("fault rates act on both engines: every read flipped or failed, no value handed out") {
+  for (const std::string engine : {"uring", "posix"})
+    for (const bool flip : {true, false})
+      SUBCASE((engine + (flip ? " corrupt_rate" : " read_error_rate")).c_str()) {
+        test::temp_dir dir;
+        auto config = read_config(dir.path());
+        config.read.engine = engine;
+        config.fault.enabled = true;
+        (flip ? config.fault.corrupt_rate : config.fault.read_error_rate) = 1;
+        node n{config};
+        dataset d;
+        d.write(n, 8, "flipped-");
+        auto got = n.get_batch(d.keys);
+        for (std::size_t k = 0; k < d.keys.size(); ++k) {
+          const auto& status = got.values()[k].status;
+          CHECK_MESSAGE(status.error == (flip ? key_error::corrupt : key_error::io_error),
+                        d.keys[k]);
+          CHECK(status.sys_errno == (flip ? 0 : EIO));
+          CHECK(got.values()[k].bytes.empty());
+        }
+        got.release();
+        check_no_leak(n);
+      }
 }
 
 TEST_CASE("an unreleased lease expires and a late release is harmless") {

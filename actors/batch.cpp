@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/bucket_format.hpp"
+#include "runtime/read_faults.hpp"
 
 namespace spillway {
 namespace {
@@ -140,29 +141,40 @@ void dispatch(batch_pointer self, const std::vector<std::uint32_t>& which) {
       self->send(st.context.readers[r], read_atom_v, client, std::move(per_reader[r]));
 }
 
-// Group mode, the RFC's baseline: up to queue_depth reads of one bucket, all to one
-// reader, and the next group only once the whole group is back (reads refused
-// O_DIRECT and waiting for their buffered descriptor are not back).
+// Group mode, the RFC's baseline: up to queue_depth reads of one bucket, and the next
+// group only once the whole group is back. Reads refused O_DIRECT and waiting for
+// their buffered descriptor are not back; a group settled without being sent (no
+// reader left) is back at once.
 void dispatch_next_group(batch_pointer self) {
   auto& st = self->state;
-  const bool in_flight =
-    std::any_of(st.plans.begin(), st.plans.end(),
-                [](const auto& p) { return p.reader != no_reader && !p.done; }) ||
-    std::any_of(st.buckets.begin(), st.buckets.end(),
-                [](const auto& b) { return !b.refused.empty(); });
-  if (in_flight) return;
-  std::vector<std::uint32_t> group;
-  while (st.next_group < st.plans.size() && group.size() < st.context.config.queue_depth) {
-    const auto& p = st.plans[st.next_group];
-    if (p.done) {  // failed before it was read (too large, bucket gone)
-      ++st.next_group;
-      continue;
+  auto in_flight = [&st] {
+    return std::any_of(st.plans.begin(), st.plans.end(),
+                       [](const auto& p) { return p.reader != no_reader && !p.done; }) ||
+           std::any_of(st.buckets.begin(), st.buckets.end(),
+                       [](const auto& b) { return !b.refused.empty(); });
+  };
+  while (!in_flight()) {
+    std::vector<std::uint32_t> group;
+    while (st.next_group < st.plans.size() && group.size() < st.context.config.queue_depth) {
+      const auto& p = st.plans[st.next_group];
+      if (p.done) {  // failed before it was read (too large, bucket gone)
+        ++st.next_group;
+        continue;
+      }
+      if (!p.placed) break;  // waits for its extent; the next grant goes on from here
+      if (!group.empty() && p.bucket != st.plans[group[0]].bucket) break;
+      group.push_back(static_cast<std::uint32_t>(st.next_group++));
     }
-    if (!p.placed) break;  // waits for its extent; the next grant goes on from here
-    if (!group.empty() && p.bucket != st.plans[group[0]].bucket) break;
-    group.push_back(static_cast<std::uint32_t>(st.next_group++));
+    if (group.empty()) return;
+    dispatch(self, group);
   }
-  dispatch(self, group);
+}
+
+// After reads were sent again or settled: group mode's next group may go, and the
+// batch may be done.
+void go_on(batch_pointer self) {
+  if (self->state.group_mode()) dispatch_next_group(self);
+  finish_if_done(self);
 }
 
 // Points a plan at its bucket's file as pinned. The fault that refuses O_DIRECT reads
@@ -192,8 +204,7 @@ void read_buffered(batch_pointer self, read_plan& p) {
     auto& st = self->state;
     for (auto i : std::exchange(st.buckets[bucket].refused, {}))
       st.settle(st.plans[i], {key_error::io_error, EINVAL});
-    if (st.group_mode()) dispatch_next_group(self);
-    finish_if_done(self);
+    go_on(self);
   };
   self->request(b.reads.bucket, timeout_of(self), buffered_atom_v)
     .then(
@@ -204,6 +215,7 @@ void read_buffered(batch_pointer self, read_plan& p) {
         for (auto& q : st.plans)
           if (q.bucket == bucket && q.reader == no_reader && !q.done) aim(st, q);
         dispatch(self, std::exchange(st.buckets[bucket].refused, {}));
+        go_on(self);
       },
       [give_up](caf::error&) { give_up(); });
 }
@@ -272,6 +284,7 @@ void on_grant(batch_pointer self, arena_grant& grant) {
   const bool more = std::any_of(st.plans.begin(), st.plans.end(),
                                 [](const auto& p) { return !p.placed && !p.done; });
   if (more) allocate(self);
+  else finish_if_done(self);  // every reader gone: the plans settled as unavailable
 }
 
 // Asks the arena for the extents of every plan without one.
@@ -380,7 +393,7 @@ void on_reader_down(batch_pointer self, const caf::down_msg& msg) {
   spdlog::warn("batch: a reader died with {} reads of ours; they go to the others",
                orphans.size());
   dispatch(self, orphans);
-  finish_if_done(self);
+  go_on(self);
 }
 
 batch_actor::behavior_type batch(batch_pointer self, batch_context context) {

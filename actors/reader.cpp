@@ -18,6 +18,8 @@
 #include <caf/send.hpp>
 #include <spdlog/spdlog.h>
 
+#include "runtime/read_ring.hpp"
+
 namespace spillway {
 namespace {
 
@@ -155,7 +157,7 @@ private:
       if (result < 0) return result;
       done += static_cast<std::uint64_t>(result);
       if (done == item.length) return static_cast<int>(done);
-      if (retried) return -EIO;  // the file ends inside the record
+      if (retried) return -EIO;  // short twice: the file ends inside the record
     }
   }
 

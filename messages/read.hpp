@@ -15,7 +15,7 @@
 #include "messages/stats.hpp"
 #include "messages/type_ids.hpp"
 #include "runtime/extent_allocator.hpp"
-#include "runtime/read_ring.hpp"
+#include "runtime/read_item.hpp"
 
 namespace spillway {
 

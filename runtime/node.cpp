@@ -388,7 +388,7 @@ std::uint64_t node::remove(const std::vector<std::string>& keys) {
 void node::on_evicted(std::function<void(std::vector<std::string>)> callback) {
   auto& i = *impl_;
   if (!i.system) throw std::runtime_error("the node is stopped");
-  auto listener = i.system->spawn(eviction_callback, std::move(callback));
+  auto listener = i.system->spawn<caf::detached>(eviction_callback, std::move(callback));
   caf::anon_send(i.catalog, caf::subscribe_atom_v, listener);
   i.listeners.push_back(caf::actor_cast<caf::actor>(listener));
 }

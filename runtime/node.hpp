@@ -111,8 +111,8 @@ public:
   std::vector<std::uint8_t> exists(const std::vector<std::string>& keys);  // 1 = present
   std::uint64_t remove(const std::vector<std::string>& keys);             // how many were
 
-  // `callback` runs on an actor thread with the keys of each evicted bucket, so the
-  // embedding cache node can tell its master they are gone.
+  // `callback` runs on a thread of its own with the keys of each evicted bucket, so the
+  // embedding cache node can tell its master they are gone (and may block doing so).
   void on_evicted(std::function<void(std::vector<std::string>)> callback);
 
   // The node actor's and the catalog's figures. Both throw std::runtime_error when

@@ -1,7 +1,5 @@
 #include "runtime/read_faults.hpp"
 
-#include "runtime/read_ring.hpp"
-
 namespace spillway {
 namespace {
 

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <random>
 
-namespace spillway {
+#include "runtime/read_item.hpp"
 
-struct read_item;
+namespace spillway {
 
 enum read_fault : std::uint8_t {
   no_fault = 0,

@@ -1,6 +1,7 @@
 // Every process sizes CAF's scheduler the same way (runtime/actor_system_setup.hpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -17,14 +18,15 @@ TEST_SUITE("actor-system") {
 TEST_CASE("the scheduler has one worker per core unless told a number") {
   caf::actor_system_config by_cores;
   caf::actor_system cores_system{configure_actor_system(by_cores)};
-  CHECK(cores_system.scheduler().num_workers() == std::thread::hardware_concurrency());
+  CHECK(cores_system.scheduler().num_workers() ==
+        std::max(1u, std::thread::hardware_concurrency()));
 
   caf::actor_system_config told;
   caf::actor_system told_system{configure_actor_system(told, 3)};
   CHECK(told_system.scheduler().num_workers() == 3);
 }
 
-TEST_CASE("idle workers sleep until signalled instead of polling every 50 us") {
+TEST_CASE("idle workers sleep until signalled or 1 ms instead of polling every 50 us") {
   caf::actor_system_config config;
   configure_actor_system(config);
   CHECK(caf::get_or(config, "work-stealing.moderate-poll-attempts", std::size_t{500}) == 0);

@@ -190,38 +190,40 @@ TEST_CASE("a value bigger than an arena chunk is too_large and the rest succeed"
 // With O_DIRECT refused too, a key's EIO still reaches it once its read goes buffered.
 TEST_CASE("injected EIO fails only its keys and short reads succeed on their retry") {
   for (const std::string engine : {"uring", "posix"})
-    for (const bool refuse_o_direct : {false, true})
-      SUBCASE((engine + (refuse_o_direct ? " O_DIRECT refused" : "")).c_str()) {
-        test::temp_dir dir;
-        auto config = read_config(dir.path());
-        config.read.engine = engine;
-        dataset d;
-        {
-          node writer{config};
-          d.write(writer, 12, "fault-");
-        }
-        config.fault.enabled = true;
-        config.fault.refuse_o_direct_reads = refuse_o_direct;
-        config.fault.read_error_keys = {d.keys[1], d.keys[6]};
-        config.fault.short_read_keys = {d.keys[2], d.keys[9]};
-        node n{config};
-        auto got = n.get_batch(d.keys);
-        for (std::size_t k = 0; k < d.keys.size(); ++k) {
-          const auto& v = got.values()[k];
-          if (k == 1 || k == 6) {
-            CHECK(v.status.error == key_error::io_error);
-            CHECK(v.status.sys_errno == EIO);
-          } else {
-            CHECK_MESSAGE(v.status.ok(), d.keys[k], ": ", to_string(v.status));
+    for (const std::string mode : {"window", "group"})
+      for (const bool refuse_o_direct : {false, true})
+        SUBCASE((engine + " " + mode + (refuse_o_direct ? " O_DIRECT refused" : "")).c_str()) {
+          test::temp_dir dir;
+          auto config = read_config(dir.path());
+          config.read.engine = engine;
+          config.read.mode = mode;
+          dataset d;
+          {
+            node writer{config};
+            d.write(writer, 12, "fault-");
           }
+          config.fault.enabled = true;
+          config.fault.refuse_o_direct_reads = refuse_o_direct;
+          config.fault.read_error_keys = {d.keys[1], d.keys[6]};
+          config.fault.short_read_keys = {d.keys[2], d.keys[9]};
+          node n{config};
+          auto got = n.get_batch(d.keys);
+          for (std::size_t k = 0; k < d.keys.size(); ++k) {
+            const auto& v = got.values()[k];
+            if (k == 1 || k == 6) {
+              CHECK(v.status.error == key_error::io_error);
+              CHECK(v.status.sys_errno == EIO);
+            } else {
+              CHECK_MESSAGE(v.status.ok(), d.keys[k], ": ", to_string(v.status));
+            }
+          }
+          got.release();
+          auto clean = d.keys;
+          clean.erase(clean.begin() + 6);
+          clean.erase(clean.begin() + 1);
+          check_batch(n, d, clean);
+          check_no_leak(n);
         }
-        got.release();
-        auto clean = d.keys;
-        clean.erase(clean.begin() + 6);
-        clean.erase(clean.begin() + 1);
-        check_batch(n, d, clean);
-        check_no_leak(n);
-      }
 }
 
 TEST_CASE("a failing registration leaves the readers on plain reads with none failed") {

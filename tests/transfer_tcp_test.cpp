@@ -178,8 +178,6 @@ TEST_CASE("tcp hostile frames are rejected while the server keeps serving") {
   CHECK(good());
 }
 
-// Frames split at any byte, or run together, are served alike: the owner reads the next
-// header along with a payload, in whatever pieces it arrives.
 // Without TCP_NODELAY on the owner's side, the last status frame of a group waited
 // for the requester's delayed ack: 40 ms a group.
 TEST_CASE("tcp sockets of both ends send small frames at once") {
@@ -197,6 +195,8 @@ TEST_CASE("tcp sockets of both ends send small frames at once") {
   }
 }
 
+// Frames split at any byte, or run together, are served alike: the owner reads the next
+// header along with a payload, in whatever pieces it arrives.
 TEST_CASE("tcp frames arriving in any pieces are each served and answered") {
   tcp_peer_fixture f;
   const std::uint64_t lengths[] = {1000, 2000, 500, 64};

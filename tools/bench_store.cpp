@@ -14,7 +14,6 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/catalog.hpp"
-#include "runtime/actor_system_setup.hpp"
 #include "runtime/bucket_writer.hpp"
 #include "runtime/generated_value.hpp"
 #include "runtime/recovery.hpp"
@@ -28,7 +27,6 @@ constexpr std::size_t keys_per_bucket = 500;  // storage.bucket_keys_limit's def
 
 double catalog_bytes_per_key(std::uint64_t keys, const std::string& prefix) {
   caf::actor_system_config config;
-  configure_actor_system(config);
   caf::actor_system system{config};
   caf::scoped_actor self{system};
   const auto before = ::mallinfo2().uordblks;

@@ -34,7 +34,7 @@ int run_inspect(const node_config& config, bool verify);
 struct bench_write_options {
   std::vector<std::uint64_t> object_sizes{1887436, 131072};  // 1.8 MiB and 128 KiB
   std::uint64_t total = 2ull << 30;                          // bytes per run
-  unsigned runs = 5;
+  unsigned runs = 3;
   bool fio = true;
   std::string json;                                          // file for --json, or ""
   std::filesystem::path dir = "/var/tmp";                    // on the disk under test
@@ -47,7 +47,7 @@ struct bench_read_options {
   std::uint64_t batch_bytes = 430000000;                     // one BatchGet
   std::vector<unsigned> concurrency{1, 2, 4};                // batches at once
   std::uint64_t arena_bytes = 4ull << 30;                    // holds 4 batches at once
-  unsigned runs = 5;
+  unsigned runs = 3;
   bool fio = true;
   bool verify = false;                                       // every byte, at the end
   bool keep_data = false;
@@ -73,7 +73,7 @@ struct transfer_peer_options {
 int run_transfer_peer(const node_config& config, const transfer_peer_options& options);
 
 struct bench_transfer_options {
-  unsigned runs = 5;
+  unsigned runs = 6;  // even: each contender goes first as often
   std::string json;                     // file for --json, or ""
   std::vector<std::string> cases;       // "200MB/5000", ...; empty = the whole table
   std::vector<std::string> transports;  // "local", "tcp"; empty = both

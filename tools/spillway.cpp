@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
   auto* bench_write = bench->add_subcommand("write", "Puts into the disk, against fio");
   bench_write->add_option("--object-size", write_opts.object_sizes, "Value bytes, each a row");
   bench_write->add_option("--total", write_opts.total, "Bytes written per run");
-  bench_write->add_option("--runs", write_opts.runs, "Interleaved runs (median)");
+  bench_write->add_option("--runs", write_opts.runs, "Interleaved runs (median)")
+    ->check(CLI::PositiveNumber);
   bench_write->add_flag("!--no-fio", write_opts.fio, "Skip the fio limit");
   bench_write->add_option("--json", write_opts.json, "Also write the figures here");
   bench_write->add_option("--dir", write_opts.dir, "Where to write (default /var/tmp)");
@@ -117,7 +118,8 @@ int main(int argc, char** argv) {
   bench_read->add_option("--dataset", read_opts.dataset_bytes, "Bytes written per object size");
   bench_read->add_option("--batch", read_opts.batch_bytes, "Bytes per batch get");
   bench_read->add_option("--concurrency", read_opts.concurrency, "Batches at once, each a column");
-  bench_read->add_option("--runs", read_opts.runs, "Interleaved runs (median)");
+  bench_read->add_option("--runs", read_opts.runs, "Interleaved runs (median)")
+    ->check(CLI::PositiveNumber);
   bench_read->add_option("--arena", read_opts.arena_bytes, "read.arena_size for the node");
   bench_read->add_flag("--fio,!--no-fio", read_opts.fio, "Measure fio over the same files");
   bench_read->add_flag("--verify", read_opts.verify, "Compare every byte at the end");
@@ -130,7 +132,8 @@ int main(int argc, char** argv) {
   bench_store->add_option("--dir", store_opts.dir, "Where to write (default /var/tmp)");
   spillway::bench_transfer_options transfer_opts;
   auto* bench_transfer = bench->add_subcommand("transfer", "Slicing naive vs watermark");
-  bench_transfer->add_option("--runs", transfer_opts.runs, "Interleaved runs (median)");
+  bench_transfer->add_option("--runs", transfer_opts.runs, "Interleaved runs (median)")
+    ->check(CLI::PositiveNumber);
   bench_transfer->add_option("--json", transfer_opts.json, "Also write the figures here");
   bench_transfer->add_option("--case", transfer_opts.cases, "Only these rows: 200MB/5000, ...");
   bench_transfer->add_option("--transport", transfer_opts.transports, "Only these: local, tcp")

@@ -5,6 +5,7 @@
 // that names tcp.
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <string>
 #include <utility>
 #include <vector>
@@ -170,6 +171,26 @@ TEST_CASE("rdma slices that failed for the QP pass on another and access errors 
   CHECK_FALSE(retryable(completion_status(IBV_WC_LOC_PROT_ERR).error));
   CHECK(to_string(completion_status(IBV_WC_REM_ACCESS_ERR)) == "remote_access");
   CHECK(to_string(completion_status(IBV_WC_LOC_ACCESS_ERR)) == "local_access");
+}
+
+TEST_CASE("rdma requests flushed after we stopped the QP fail for the reason we did") {
+  const transfer_status timed_out{transfer_error::timeout, 0};
+  const auto unarmed = notify_failure_status(EIO);
+  CHECK(completion_status(IBV_WC_WR_FLUSH_ERR, timed_out) == timed_out);
+  CHECK(completion_status(IBV_WC_WR_FLUSH_ERR, unarmed) == unarmed);
+  // What completed before the flush, or failed for a reason of its own, keeps its meaning.
+  CHECK(completion_status(IBV_WC_SUCCESS, unarmed).ok());
+  CHECK(completion_status(IBV_WC_REM_ACCESS_ERR, unarmed) ==
+        transfer_status{transfer_error::remote_access, 0});
+  CHECK(completion_status(IBV_WC_RETRY_EXC_ERR, timed_out) ==
+        transfer_status{transfer_error::peer_unreachable, 0});
+}
+
+TEST_CASE("rdma CQ that cannot be armed is no timeout: its slices retry, with the errno") {
+  const auto status = notify_failure_status(EIO);
+  CHECK(status == transfer_status{transfer_error::lane_closed, EIO});
+  CHECK(retryable(status.error));
+  CHECK(to_string(status) == "lane_closed(EIO)");
 }
 
 TEST_CASE("opening rdma devices where there are none is the error that names tcp") {

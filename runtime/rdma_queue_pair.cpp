@@ -34,13 +34,6 @@ std::uint32_t first_psn() {
   return static_cast<std::uint32_t>(random()) & 0xffffff;
 }
 
-const segment_descriptor* find_remote(const std::vector<segment_descriptor>& segments,
-                                      std::uint64_t id) {
-  for (const auto& s : segments)
-    if (s.id == id) return &s;
-  return nullptr;
-}
-
 // The HCA may still DMA into memory of a work request it has not completed, so a
 // group cannot be handed back while one is out; a CQ that never flushes them is a
 // broken driver, and only stopping the process keeps the caller's memory safe.
@@ -82,6 +75,10 @@ rdma_queue_pair::rdma_queue_pair(std::shared_ptr<const rdma_domain> domain, std:
   verbs_check(ibv_modify_qp(qp_.get(), &t.attr, t.mask), d.name + ": QP to INIT");
 }
 
+bool rdma_queue_pair::knows_segments_of(const slice_group& group) const {
+  return knows_every_segment(remote_.segments, group);
+}
+
 rdma_qp_info rdma_queue_pair::local_info() const {
   const auto& d = domain_->device(device_);
   rdma_qp_info info;
@@ -117,7 +114,7 @@ void rdma_queue_pair::post(exchange& x) {
       s.status = {transfer_error::lane_closed, 0};
       continue;
     }
-    const auto* remote = find_remote(remote_.segments, s.segment);
+    const auto* remote = find_segment(remote_.segments, s.segment);
     if (remote == nullptr) {
       s.status = {transfer_error::unknown_segment, 0};
       continue;

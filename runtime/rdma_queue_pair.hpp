@@ -40,6 +40,9 @@ public:
 
   bool broken() const { return broken_; }
 
+  // Whether connect()'s peer described every segment `group` names.
+  bool knows_segments_of(const slice_group& group) const;
+
 private:
   struct exchange;  // one group's progress
 

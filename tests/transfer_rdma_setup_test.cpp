@@ -4,7 +4,7 @@
 // pairs send from (transfer.rdma_gid_index, or the rule), and the QP info a requester
 // and an owner exchange, round-tripped through CAF's middleman: straight to an rdma
 // host, and through the owner's transfer host (the node's control channel) as a route
-// does.
+// does, a segment registered after one exchange reaching the requester at the next.
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
@@ -27,6 +27,7 @@
 #include "runtime/rdma_devices.hpp"
 #include "runtime/rdma_gid.hpp"
 #include "runtime/rdma_selection.hpp"
+#include "runtime/rdma_work_request.hpp"
 
 namespace spillway {
 namespace {
@@ -74,6 +75,18 @@ rdma_host_actor::behavior_type qp_owner(rdma_qp_info own,
     [own, received](caf::connect_atom, rdma_qp_info& theirs) {
       *received = std::move(theirs);
       return own;
+    },
+  };
+}
+
+// Answers every connect as an rdma host does: with the segments registered by then.
+rdma_host_actor::behavior_type live_owner(rdma_qp_info own,
+                                          std::shared_ptr<const segment_table> segments) {
+  return {
+    [own, segments](caf::connect_atom, rdma_qp_info&) {
+      auto answer = own;
+      answer.segments = segments->list();
+      return answer;
     },
   };
 }
@@ -210,6 +223,31 @@ TEST_CASE_FIXTURE(two_systems, "rdma QP info reaches the rdma host through the t
   CHECK(error.empty());
   CHECK(answer == theirs);
   CHECK(*received == mine);
+  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(rdma, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(two_systems, "rdma segment registered after a handshake is in the next answer") {
+  auto segments = std::make_shared<segment_table>();
+  std::byte first[64], later[64];
+  segments->add(first, sizeof first, 0x11);
+  auto rdma = owner.spawn(live_owner, theirs, segments);
+  auto host = spawn_transport_host(owner, segments, 0, rdma);
+  const auto remote = reach(host);
+  slice_pool pool{1, 2};
+  auto& group = *pool.take();
+  group.append().segment = 1;
+  group.append().segment = 2;  // not registered yet when the QP connects
+  const auto [before, error] = connect(remote, mine);
+  REQUIRE(error.empty());
+  CHECK_FALSE(knows_every_segment(before.segments, group));  // so the QP connects again
+  segments->add(later, sizeof later, 0x22);
+  const auto [after, again] = connect(remote, mine);
+  REQUIRE(again.empty());
+  CHECK(knows_every_segment(after.segments, group));
+  REQUIRE(find_segment(after.segments, 2) != nullptr);
+  CHECK(find_segment(after.segments, 2)->rkey == 0x22);
+  CHECK(find_segment(after.segments, 2)->base == reinterpret_cast<std::uint64_t>(later));
   caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(rdma, caf::exit_reason::user_shutdown);
 }

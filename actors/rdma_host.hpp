@@ -16,7 +16,8 @@ class rdma_domain;
 class segment_table;
 
 // The QP made for a requester lives until that requester connects again (its old QP
-// broke) or goes down (a monitor), so a peer that leaves takes its QPs with it.
+// broke, or lacked a segment registered since) or goes down (a monitor), so a peer
+// that leaves takes its QPs with it.
 rdma_host_actor spawn_rdma_host(caf::actor_system& system,
                                 std::shared_ptr<const rdma_domain> domain,
                                 std::shared_ptr<const segment_table> segments);

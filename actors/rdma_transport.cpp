@@ -2,6 +2,15 @@
 // actor makes a fresh QP, asks the owner for its side with `await` (later groups wait
 // in the mailbox meanwhile), connects, then runs the group. A handshake that fails
 // fails the group as peer_unreachable, which the slicer retries on another QP.
+//
+// A group naming a segment the QP has no rkey for, one the owner registered after the
+// handshake, gets a fresh QP too. The owner answers every handshake with all of its
+// segments as they are then, with their rkeys on the device of the QP it makes for
+// us, so asking again is the handshake itself. A message of its own for the keys
+// would add a request to both of the owner's interfaces (transfer host, rdma host)
+// and a lookup of the QP it made for us, to save one QP setup per QP and segment
+// registered later. A segment still missing from the fresh answer fails as
+// unknown_segment, which is final: a group connects at most once.
 #include "actors/rdma_transport.hpp"
 
 #include <string>
@@ -63,7 +72,7 @@ transport_actor::behavior_type rdma_transport(rdma_lane_pointer self, rdma_lane_
   return {
     [self](post_atom, slice_group_ref& ref) -> caf::result<slice_group_ref> {
       auto& qp = self->state.qp;
-      if (qp && qp->broken()) qp.reset();
+      if (qp && (qp->broken() || !qp->knows_segments_of(*ref.group))) qp.reset();
       if (!qp) return connect_and_run(self, std::move(ref));
       qp->run(*ref.group, self->state.options.slice_timeout);
       return std::move(ref);

@@ -59,13 +59,6 @@ std::uint64_t nanoseconds_between(transfer_clock::time_point from,
     std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
 }
 
-const segment_descriptor* find_segment(const std::vector<segment_descriptor>& segments,
-                                       std::uint64_t id) {
-  for (const auto& s : segments)
-    if (s.id == id) return &s;
-  return nullptr;
-}
-
 // Requests are checked when the cursor reaches them, not on arrival: a batch of
 // 20 000 must not wait for all of them to be checked before its first slice goes.
 void open_batch(batch_state& b) {

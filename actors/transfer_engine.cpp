@@ -68,7 +68,7 @@ void transfer_engine::start_services() {
     data_port = server_->port();
   }
   if (transfer_.transport == "rdma" && !domain_) {  // kept when publishing failed
-    domain_ = std::make_shared<rdma_domain>(transfer_.rdma_devices);  // rdma_setup_error
+    domain_ = std::make_shared<rdma_domain>(transfer_);  // rdma_setup_error
     rdma_host_ = spawn_rdma_host(system_, domain_, segments_);
   }
   auto host = spawn_transport_host(system_, segments_, data_port, rdma_host_);

@@ -37,20 +37,34 @@ constexpr std::uint64_t toml_int_max = std::numeric_limits<std::int64_t>::max();
 constexpr std::uint64_t no_limit = std::numeric_limits<std::uint64_t>::max();
 
 using u64_ref = std::uint64_t& (*)(node_config&);
+using i64_ref = std::int64_t& (*)(node_config&);
 using bool_ref = bool& (*)(node_config&);
 using text_ref = std::string& (*)(node_config&);
 using ratio_ref = double& (*)(node_config&);
 using list_ref = std::vector<std::string>& (*)(node_config&);
-using field = std::variant<u64_ref, bool_ref, text_ref, ratio_ref, list_ref>;
+using field = std::variant<u64_ref, i64_ref, bool_ref, text_ref, ratio_ref, list_ref>;
 
-enum class kind { integer, size, boolean, text, choice, endpoint, ratio, list, endpoint_list };
+enum class kind {
+  integer,
+  signed_integer,
+  size,
+  boolean,
+  text,
+  choice,
+  endpoint,
+  ratio,
+  list,
+  endpoint_list
+};
 
 struct key_spec {
   std::string_view section;
   std::string_view name;
   kind type;
   field ref;
-  std::uint64_t min = 0;        // integer, size, ratio: the range; endpoints: the port range
+  // integer, size, ratio: the range; endpoints: the port range; signed_integer: the range
+  // as int64 values in two's complement, read back with signed_bound()
+  std::uint64_t min = 0;
   std::uint64_t max = 0;
   std::string_view choices;     // choice: the allowed values, '|'-separated
   std::string_view doc;
@@ -75,6 +89,10 @@ using u64 = std::uint64_t;
 
 constexpr key_spec integer(sv s, sv n, u64_ref r, u64 lo, u64 hi, sv doc) {
   return {s, n, kind::integer, r, lo, hi, {}, doc};
+}
+constexpr key_spec signed_integer(sv s, sv n, i64_ref r, std::int64_t lo, std::int64_t hi,
+                                  sv doc) {
+  return {s, n, kind::signed_integer, r, static_cast<u64>(lo), static_cast<u64>(hi), {}, doc};
 }
 constexpr key_spec size(sv s, sv n, u64_ref r, u64 lo, u64 hi, sv doc) {
   return {s, n, kind::size, r, lo, hi, {}, doc};
@@ -164,6 +182,11 @@ constexpr std::array schema = {
     integer(SPILLWAY_KEY(transfer, rdma_qps), 1, 64,
             "RDMA queue pairs per peer, spread over the devices"),
     list(SPILLWAY_KEY(transfer, rdma_devices), "RDMA devices to use; empty = every device found"),
+    // ibv_qp_attr holds the port and the source GID index in 8 bits each.
+    integer(SPILLWAY_KEY(transfer, rdma_port), 1, 255, "the HCA port used on every RDMA device"),
+    signed_integer(SPILLWAY_KEY(transfer, rdma_gid_index), -1, 255,
+                   "the port's GID that queue pairs send from; -1 = its first RoCE v2 GID with "
+                   "an IPv4 address, else its first GID (InfiniBand: the LID alone, no GRH)"),
 
     host_ports(SPILLWAY_KEY(cluster, nodes), 1, 65535,
                "host:port of every node, this one included"),
@@ -345,6 +368,10 @@ std::string known_sections() {
   return join(names, ", ");
 }
 
+constexpr std::int64_t signed_bound(std::uint64_t stored) {
+  return static_cast<std::int64_t>(stored);
+}
+
 std::string port_range(const key_spec& key) {
   return "a port from " + std::to_string(key.min) + " to " + std::to_string(key.max);
 }
@@ -360,6 +387,9 @@ std::string allowed(const key_spec& key) {
   switch (key.type) {
     case kind::integer:
       return "an integer from " + std::to_string(key.min) + " to " + std::to_string(key.max);
+    case kind::signed_integer:
+      return "an integer from " + std::to_string(signed_bound(key.min)) + " to " +
+             std::to_string(signed_bound(key.max));
     case kind::size: {
       std::string range = "a size";
       if (key.min != 0 || key.max != no_limit) {
@@ -507,7 +537,8 @@ void loader::read_key(std::size_t index, const toml::node& node) {
   const key_spec& key = schema[index];
   found_[index] = &node;
   switch (key.type) {
-    case kind::integer: valid_[index] = read_integer(key, node); break;
+    case kind::integer:
+    case kind::signed_integer: valid_[index] = read_integer(key, node); break;
     case kind::size: valid_[index] = read_size(key, node); break;
     case kind::boolean: valid_[index] = read_boolean(key, node); break;
     case kind::text:
@@ -524,6 +555,12 @@ bool loader::read_integer(const key_spec& key, const toml::node& node) {
   const auto* value = node.as_integer();
   if (!value) return wrong_type(key, node);
   const std::int64_t number = value->get();
+  if (key.type == kind::signed_integer) {
+    if (number < signed_bound(key.min) || number > signed_bound(key.max))
+      return out_of_range(key, node);
+    std::get<i64_ref>(key.ref)(config_) = number;
+    return true;
+  }
   if (number < 0) return out_of_range(key, node);
   const auto unsigned_number = static_cast<std::uint64_t>(number);
   if (unsigned_number < key.min || unsigned_number > key.max) return out_of_range(key, node);
@@ -655,6 +692,7 @@ bool gate_open(const section_spec& section, node_config& config) {
 std::string value_text(const key_spec& key, node_config& config) {
   switch (key.type) {
     case kind::integer: return std::to_string(std::get<u64_ref>(key.ref)(config));
+    case kind::signed_integer: return std::to_string(std::get<i64_ref>(key.ref)(config));
     case kind::size: return quote(format_size(std::get<u64_ref>(key.ref)(config)));
     case kind::boolean: return std::get<bool_ref>(key.ref)(config) ? "true" : "false";
     case kind::text:

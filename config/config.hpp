@@ -70,6 +70,8 @@ struct transfer_section {
   std::uint64_t tcp_lanes = 4;
   std::uint64_t rdma_qps = 4;              // RC queue pairs per peer, spread over the devices
   std::vector<std::string> rdma_devices;   // empty = every device found
+  std::uint64_t rdma_port = 1;             // the HCA port, on every device
+  std::int64_t rdma_gid_index = -1;        // the port's GID to send from; -1 = chosen by rule
 
   bool operator==(const transfer_section&) const = default;
 };

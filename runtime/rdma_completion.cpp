@@ -2,14 +2,14 @@
 
 namespace spillway {
 
-transfer_status completion_status(ibv_wc_status status) {
+transfer_status completion_status(ibv_wc_status status, const transfer_status& stopped_for) {
   switch (status) {
     case IBV_WC_SUCCESS:
       return {};
-    // The queue pair went to the error state for an earlier request; this one never
-    // ran, so it may pass on another QP.
+    // The queue pair went to the error state, for an earlier request or because we put
+    // it there; this one never ran, so it may pass on another QP.
     case IBV_WC_WR_FLUSH_ERR:
-      return {transfer_error::lane_closed, 0};
+      return stopped_for.ok() ? transfer_status{transfer_error::lane_closed, 0} : stopped_for;
     // No ACK after retry_cnt timeouts (or no receive buffer after rnr_retry): the peer
     // or the path to it is gone.
     case IBV_WC_RETRY_EXC_ERR:
@@ -34,5 +34,10 @@ transfer_status completion_status(ibv_wc_status status) {
       return {transfer_error::lane_closed, 0};
   }
 }
+
+// The CQ cannot wake the QP's thread for the completions still out, so the QP is
+// stopped and its slices pass on another one, as when it could not post them; the
+// errno says why, and is what a slice that runs out of retries reports.
+transfer_status notify_failure_status(int error) { return {transfer_error::lane_closed, error}; }
 
 }  // namespace spillway

@@ -1,6 +1,7 @@
 #include "runtime/rdma_domain.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <mutex>
 
 #include "runtime/rdma_devices.hpp"
@@ -9,26 +10,44 @@
 namespace spillway {
 namespace {
 
-// Port 1 and GID index 0: the first port of a single-port NIC and its first address.
-// Multi-port HCAs and RoCE v2's IPv4-mapped GIDs would need both configurable.
-constexpr std::uint8_t port_num = 1;
-constexpr std::uint8_t gid_index = 0;
+// sgid_index is 8 bits: a GID further down the table cannot be sent from.
+constexpr int gid_index_limit = 256;
 
-rdma_device open_device(ibv_device* found) {
+// The port's valid GIDs in index order; an index in range with no GID answers ENODATA.
+std::vector<ibv_gid_entry> gid_table(const rdma_device& d, std::uint8_t port_num, int length) {
+  std::vector<ibv_gid_entry> table;
+  for (int i = 0; i < std::min(length, gid_index_limit); ++i) {
+    ibv_gid_entry entry{};
+    const int error = ibv_query_gid_ex(d.context.get(), port_num, static_cast<std::uint32_t>(i),
+                                       &entry, 0);
+    if (error == ENODATA) continue;
+    verbs_check(error, d.name + ": ibv_query_gid_ex");
+    table.push_back(entry);
+  }
+  return table;
+}
+
+rdma_device open_device(ibv_device* found, std::uint8_t port_num, std::int64_t gid_index) {
   rdma_device d;
   d.name = ibv_get_device_name(found);
   d.context = verbs_created<rdma_context>(ibv_open_device(found), d.name + ": ibv_open_device");
   d.pd = verbs_created<rdma_pd>(ibv_alloc_pd(d.context.get()), d.name + ": ibv_alloc_pd");
   ibv_device_attr device{};
   verbs_check(ibv_query_device(d.context.get(), &device), d.name + ": ibv_query_device");
+  const auto port_name = d.name + " port " + std::to_string(port_num);
+  if (port_num > device.phys_port_cnt)
+    throw rdma_setup_error("transfer.rdma_port = " + std::to_string(port_num) + ": " + d.name +
+                           " has " + std::to_string(device.phys_port_cnt) + " port(s)");
   ibv_port_attr port{};
-  verbs_check(ibv_query_port(d.context.get(), port_num, &port), d.name + ": ibv_query_port");
+  verbs_check(ibv_query_port(d.context.get(), port_num, &port), port_name + ": ibv_query_port");
   if (port.state != IBV_PORT_ACTIVE)
-    throw rdma_setup_error(d.name + ": port 1 is not active (" + ibv_port_state_str(port.state) +
-                           "); name an active device in transfer.rdma_devices");
-  verbs_check(ibv_query_gid(d.context.get(), port_num, gid_index, &d.gid),
-              d.name + ": ibv_query_gid");
-  d.settings = port_settings_from(device, port, port_num, gid_index);
+    throw rdma_setup_error(port_name + " is not active (" + ibv_port_state_str(port.state) +
+                           "); name an active one in transfer.rdma_devices and "
+                           "transfer.rdma_port");
+  const auto gid = choose_gid(port_name, port.link_layer,
+                              gid_table(d, port_num, port.gid_tbl_len), gid_index);
+  d.gid = gid.gid;
+  d.settings = port_settings_from(device, port, port_num, gid);
   d.lid = port.lid;
   d.max_wr = static_cast<std::uint32_t>(std::max(1, std::min(device.max_qp_wr, device.max_cqe)));
   return d;
@@ -36,14 +55,16 @@ rdma_device open_device(ibv_device* found) {
 
 }  // namespace
 
-rdma_domain::rdma_domain(const std::vector<std::string>& wanted) {
-  const auto names = select_rdma_devices(list_rdma_devices(), wanted);
+rdma_domain::rdma_domain(const transfer_section& transfer) {
+  const auto names = select_rdma_devices(list_rdma_devices(), transfer.rdma_devices);
+  const auto port = static_cast<std::uint8_t>(transfer.rdma_port);  // validated: 1 to 255
   int count = 0;
   const std::unique_ptr<ibv_device*[], decltype(&ibv_free_device_list)> found(
     ibv_get_device_list(&count), &ibv_free_device_list);
   for (const auto& name : names)
     for (int i = 0; found && i < count; ++i)
-      if (name == ibv_get_device_name(found[i])) devices_.push_back(open_device(found[i]));
+      if (name == ibv_get_device_name(found[i]))
+        devices_.push_back(open_device(found[i], port, transfer.rdma_gid_index));
   if (devices_.size() != names.size())  // unplugged between the two lists
     throw rdma_setup_error("transfer.rdma_devices: a device went away while it was opened");
 }

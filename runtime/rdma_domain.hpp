@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
 #include "runtime/rdma_qp_attr.hpp"
 #include "runtime/rdma_verbs.hpp"
 #include "runtime/segment.hpp"
@@ -30,10 +31,11 @@ struct rdma_device {
 
 class rdma_domain {
 public:
-  // Opens the devices transfer.rdma_devices names (all when `wanted` is empty), port 1
-  // and GID index 0 of each. Throws rdma_setup_error: no device (naming tcp), a name
-  // not found, or a verbs call that failed.
-  explicit rdma_domain(const std::vector<std::string>& wanted);
+  // Opens the devices transfer.rdma_devices names (all when it names none), port
+  // transfer.rdma_port of each and the GID transfer.rdma_gid_index picks (rdma_gid.hpp).
+  // Throws rdma_setup_error: no device (naming tcp), a name not found, a port that is
+  // missing or down, no such GID, or a verbs call that failed.
+  explicit rdma_domain(const transfer_section& transfer);
   rdma_domain(const rdma_domain&) = delete;
   rdma_domain& operator=(const rdma_domain&) = delete;
 

@@ -11,12 +11,12 @@ constexpr int rd_atomic_max = 16;
 }  // namespace
 
 rdma_port_settings port_settings_from(const ibv_device_attr& device, const ibv_port_attr& port,
-                                      std::uint8_t port_num, std::uint8_t gid_index) {
+                                      std::uint8_t port_num, const rdma_gid_choice& gid) {
   rdma_port_settings s;
   s.port = port_num;
   s.path_mtu = port.active_mtu;
-  s.global = port.link_layer == IBV_LINK_LAYER_ETHERNET;
-  s.gid_index = gid_index;
+  s.global = gid.global;
+  s.gid_index = gid.index;
   const int depth = std::min({device.max_qp_rd_atom, device.max_qp_init_rd_atom, rd_atomic_max});
   s.max_rd_atomic = static_cast<std::uint8_t>(std::max(depth, 1));
   return s;

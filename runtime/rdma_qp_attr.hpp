@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "runtime/rdma_gid.hpp"
 #include "runtime/rdma_qp_info.hpp"
 
 namespace spillway {
@@ -18,7 +19,7 @@ struct rdma_port_settings {
   std::uint16_t pkey_index = 0;
   ibv_mtu path_mtu = IBV_MTU_1024;
   // RoCE (an Ethernet link layer) addresses the peer by GID, so the address vector
-  // needs a GRH; InfiniBand within a subnet addresses it by LID alone.
+  // needs a GRH; InfiniBand within a subnet addresses it by LID alone (rdma_gid.hpp).
   bool global = false;
   std::uint8_t gid_index = 0;
   std::uint8_t max_rd_atomic = 1;  // RDMA READs in flight, each way
@@ -41,7 +42,7 @@ constexpr std::uint8_t rdma_hop_limit = 64;
 // Each requester sends READs, so both the initiator and responder depth take the
 // smaller of the device's two limits, capped at what spillway ever keeps in flight.
 rdma_port_settings port_settings_from(const ibv_device_attr& device, const ibv_port_attr& port,
-                                      std::uint8_t port_num, std::uint8_t gid_index);
+                                      std::uint8_t port_num, const rdma_gid_choice& gid);
 
 struct qp_transition {
   ibv_qp_attr attr{};

@@ -34,13 +34,6 @@ std::uint32_t first_psn() {
   return static_cast<std::uint32_t>(random()) & 0xffffff;
 }
 
-const segment_descriptor* find_remote(const std::vector<segment_descriptor>& segments,
-                                      std::uint64_t id) {
-  for (const auto& s : segments)
-    if (s.id == id) return &s;
-  return nullptr;
-}
-
 // The HCA may still DMA into memory of a work request it has not completed, so a
 // group cannot be handed back while one is out; a CQ that never flushes them is a
 // broken driver, and only stopping the process keeps the caller's memory safe.
@@ -53,9 +46,9 @@ const segment_descriptor* find_remote(const std::vector<segment_descriptor>& seg
 
 struct rdma_queue_pair::exchange {
   std::vector<slice*>& items;
-  std::size_t next = 0;       // the first slice not posted yet
-  std::size_t in_flight = 0;  // posted, not completed
-  bool timed_out = false;     // we moved the QP to the error state: flushes are timeouts
+  std::size_t next = 0;           // the first slice not posted yet
+  std::size_t in_flight = 0;      // posted, not completed
+  transfer_status stopped_for{};  // none until we move the QP to the error state: why
 };
 
 rdma_queue_pair::rdma_queue_pair(std::shared_ptr<const rdma_domain> domain, std::size_t device,
@@ -80,6 +73,10 @@ rdma_queue_pair::rdma_queue_pair(std::shared_ptr<const rdma_domain> domain, std:
   qp_ = verbs_created<rdma_qp>(ibv_create_qp(d.pd.get(), &init), d.name + ": ibv_create_qp");
   auto t = init_transition(d.settings);
   verbs_check(ibv_modify_qp(qp_.get(), &t.attr, t.mask), d.name + ": QP to INIT");
+}
+
+bool rdma_queue_pair::knows_segments_of(const slice_group& group) const {
+  return knows_every_segment(remote_.segments, group);
 }
 
 rdma_qp_info rdma_queue_pair::local_info() const {
@@ -117,7 +114,7 @@ void rdma_queue_pair::post(exchange& x) {
       s.status = {transfer_error::lane_closed, 0};
       continue;
     }
-    const auto* remote = find_remote(remote_.segments, s.segment);
+    const auto* remote = find_segment(remote_.segments, s.segment);
     if (remote == nullptr) {
       s.status = {transfer_error::unknown_segment, 0};
       continue;
@@ -160,8 +157,7 @@ std::size_t rdma_queue_pair::reap(exchange& x) {
       spdlog::warn("rdma {} QP {}: {}; the next group connects a fresh QP",
                    domain_->device(device_).name, qp_->qp_num, ibv_wc_status_str(wc.status));
     broken_ = true;
-    s.status = x.timed_out ? transfer_status{transfer_error::timeout, 0}
-                           : completion_status(wc.status);
+    s.status = completion_status(wc.status, x.stopped_for);
   }
   x.in_flight -= static_cast<std::size_t>(n);
   return static_cast<std::size_t>(n);
@@ -170,10 +166,22 @@ std::size_t rdma_queue_pair::reap(exchange& x) {
 // Blocks until the CQ signals its channel; false after `timeout` without a signal. The
 // first call only arms the CQ and returns: a completion that came between the last
 // poll and the arming signals nothing, so the caller polls once more before sleeping.
-bool rdma_queue_pair::wait(std::chrono::milliseconds timeout) {
+// A CQ that cannot be armed would never signal, which is no timeout: the QP is stopped
+// and its slices fail with the errno. The flushes that follow are waited for on a CQ
+// armed again; if that fails too, nothing can tell us the HCA is done with them.
+bool rdma_queue_pair::wait(exchange& x, std::chrono::milliseconds timeout) {
   if (!armed_) {
-    armed_ = ibv_req_notify_cq(cq_.get(), 0) == 0;
-    return armed_;
+    const int error = ibv_req_notify_cq(cq_.get(), 0);
+    if (error == 0) {
+      armed_ = true;
+      return true;
+    }
+    if (!x.stopped_for.ok()) abort_unflushed("cannot arm the CQ to wait for the flushes");
+    const auto why = notify_failure_status(error);
+    spdlog::warn("rdma {} QP {}: ibv_req_notify_cq failed: {}; the next group connects a "
+                 "fresh QP", domain_->device(device_).name, qp_->qp_num, to_string(why));
+    stop(x, why);
+    return true;  // the flushes may be in the CQ already
   }
   pollfd p{channel_->fd, POLLIN, 0};
   int ready = 0;
@@ -188,15 +196,15 @@ bool rdma_queue_pair::wait(std::chrono::milliseconds timeout) {
   return true;
 }
 
-// No progress for a whole timeout: the error state makes the HCA flush every work
-// request still out, each completing as WR_FLUSH_ERR, reported as `timeout`.
-void rdma_queue_pair::stop(exchange& x) {
+// The error state makes the HCA flush every work request still out, each completing
+// as WR_FLUSH_ERR, which its slice reports as `why`.
+void rdma_queue_pair::stop(exchange& x, transfer_status why) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;
   if (ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE) != 0)
     abort_unflushed("cannot move the QP to the error state with work requests out");
   broken_ = true;
-  x.timed_out = true;
+  x.stopped_for = why;
 }
 
 void rdma_queue_pair::run(slice_group& group, std::chrono::milliseconds slice_timeout) {
@@ -204,9 +212,9 @@ void rdma_queue_pair::run(slice_group& group, std::chrono::milliseconds slice_ti
   group.started = transfer_clock::now();
   while (x.next < x.items.size() || x.in_flight > 0) {
     post(x);
-    if (x.in_flight == 0 || reap(x) > 0 || wait(slice_timeout)) continue;
-    if (x.timed_out) abort_unflushed("no flush completions after the error state");
-    stop(x);
+    if (x.in_flight == 0 || reap(x) > 0 || wait(x, slice_timeout)) continue;
+    if (!x.stopped_for.ok()) abort_unflushed("no flush completions after the error state");
+    stop(x, {transfer_error::timeout, 0});  // no progress for a whole timeout
   }
 }
 

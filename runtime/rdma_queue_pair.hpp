@@ -2,8 +2,9 @@
 // channel. The requester's side moves a group of slices at a time: one signaled RDMA
 // WRITE or READ per slice (build_work_request), at most `depth` in flight, each
 // slice's completion mapped to its status. The owner's side only answers: its QP is
-// connected and never posts. After an error completion, or a timeout, the QP stays in
-// the error state: its actor drops it and connects a fresh one for the next group.
+// connected and never posts. After an error completion, a timeout or a CQ that could
+// not be armed, the QP stays in the error state: its actor drops it and connects a
+// fresh one for the next group.
 #pragma once
 
 #include <chrono>
@@ -33,18 +34,22 @@ public:
   void connect(rdma_qp_info remote);
 
   // Moves every slice of `group` and sets each one's status. Never throws. A slice
-  // fails with `timeout` when no completion comes for `slice_timeout`.
+  // fails with `timeout` when no completion comes for `slice_timeout`, and with
+  // lane_closed and the errno when the CQ cannot be armed to wait for one.
   void run(slice_group& group, std::chrono::milliseconds slice_timeout);
 
   bool broken() const { return broken_; }
+
+  // Whether connect()'s peer described every segment `group` names.
+  bool knows_segments_of(const slice_group& group) const;
 
 private:
   struct exchange;  // one group's progress
 
   void post(exchange& x);
   std::size_t reap(exchange& x);
-  bool wait(std::chrono::milliseconds timeout);
-  void stop(exchange& x);
+  bool wait(exchange& x, std::chrono::milliseconds timeout);
+  void stop(exchange& x, transfer_status why);
 
   std::shared_ptr<const rdma_domain> domain_;  // first: it outlives the objects below
   std::size_t device_;

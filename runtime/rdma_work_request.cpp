@@ -1,5 +1,7 @@
 #include "runtime/rdma_work_request.hpp"
 
+#include <algorithm>
+
 namespace spillway {
 
 void build_work_request(const slice& s, std::uint32_t lkey, const segment_descriptor& remote,
@@ -17,6 +19,11 @@ void build_work_request(const slice& s, std::uint32_t lkey, const segment_descri
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = remote.base + s.offset;
   wr.wr.rdma.rkey = remote.rkey;
+}
+
+bool knows_every_segment(const std::vector<segment_descriptor>& remote, const slice_group& group) {
+  return std::all_of(group.items.begin(), group.items.end(),
+                     [&](const slice* s) { return find_segment(remote, s->segment) != nullptr; });
 }
 
 }  // namespace spillway

@@ -6,9 +6,11 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "runtime/segment.hpp"
 #include "runtime/slice.hpp"
+#include "runtime/slice_pool.hpp"
 
 namespace spillway {
 
@@ -16,5 +18,9 @@ namespace spillway {
 // s.segment (base and rkey). `wr` and `sge` are overwritten; wr.sg_list points at `sge`.
 void build_work_request(const slice& s, std::uint32_t lkey, const segment_descriptor& remote,
                         std::uint64_t wr_id, ibv_send_wr& wr, ibv_sge& sge);
+
+// Whether every slice of `group` names a segment among `remote`, the peer's descriptors
+// as its handshake answer gave them: one it registered since has no rkey there.
+bool knows_every_segment(const std::vector<segment_descriptor>& remote, const slice_group& group);
 
 }  // namespace spillway

@@ -4,6 +4,13 @@
 
 namespace spillway {
 
+const segment_descriptor* find_segment(const std::vector<segment_descriptor>& segments,
+                                       std::uint64_t id) {
+  for (const auto& s : segments)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
 transfer_error check_bounds(const segment_descriptor* segment, std::uint64_t offset,
                             std::uint64_t length) {
   if (segment == nullptr) return transfer_error::unknown_segment;

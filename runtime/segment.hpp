@@ -29,6 +29,10 @@ typename Inspector::result_type inspect(Inspector& f, segment_descriptor& x) {
   return f(x.id, x.base, x.length, x.rkey);
 }
 
+// The descriptor of segment `id` among `segments`, or null.
+const segment_descriptor* find_segment(const std::vector<segment_descriptor>& segments,
+                                       std::uint64_t id);
+
 // The whole check, shared by owners and by slicers holding a peer's descriptors:
 // none, unknown_segment (null), length_overflow or out_of_bounds.
 transfer_error check_bounds(const segment_descriptor* segment, std::uint64_t offset,

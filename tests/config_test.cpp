@@ -119,6 +119,8 @@ slice_timeout_ms = 2000
 tcp_lanes = 8
 rdma_qps = 6
 rdma_devices = ["mlx5_0", "mlx5_1"]
+rdma_port = 2
+rdma_gid_index = 3
 
 [cluster]
 nodes = ["10.0.0.1:7400", "10.0.0.2:7400", "[::1]:7400"]
@@ -178,6 +180,8 @@ TEST_SUITE("config") {
     CHECK(c.transfer.tcp_lanes == 8);
     CHECK(c.transfer.rdma_qps == 6);
     CHECK(c.transfer.rdma_devices == std::vector<std::string>{"mlx5_0", "mlx5_1"});
+    CHECK(c.transfer.rdma_port == 2);
+    CHECK(c.transfer.rdma_gid_index == 3);
     CHECK(c.cluster.nodes ==
           std::vector<std::string>{"10.0.0.1:7400", "10.0.0.2:7400", "[::1]:7400"});
     CHECK(c.cluster.request_timeout_ms == 20000);
@@ -205,6 +209,34 @@ TEST_SUITE("config") {
     expected.read.readers = c.read.readers;
     expected.transfer.slicers = c.transfer.slicers;
     CHECK(c == expected);
+  }
+
+  TEST_CASE("rdma uses port 1 and picks its GID unless told otherwise") {
+    const node_config c = load_config_text("", "empty.toml");
+    CHECK(c.transfer.rdma_port == 1);
+    CHECK(c.transfer.rdma_gid_index == -1);
+    CHECK(load_config_text("[transfer]\nrdma_gid_index = -1\n", "node.toml") == c);
+    CHECK(load_config_text("[transfer]\nrdma_gid_index = 0\n", "node.toml")
+              .transfer.rdma_gid_index == 0);
+    CHECK(load_config_text("[transfer]\nrdma_gid_index = 255\nrdma_port = 255\n", "node.toml")
+              .transfer.rdma_gid_index == 255);
+  }
+
+  TEST_CASE("rdma port and GID index outside what verbs can name are refused") {
+    CHECK(problem_of("[transfer]\nrdma_port = 0\n") ==
+          "node.toml:2:13: transfer.rdma_port: must be an integer from 1 to 255, got 0");
+    CHECK(problem_of("[transfer]\nrdma_port = 256\n") ==
+          "node.toml:2:13: transfer.rdma_port: must be an integer from 1 to 255, got 256");
+    CHECK(problem_of("[transfer]\nrdma_gid_index = -2\n") ==
+          "node.toml:2:18: transfer.rdma_gid_index: must be an integer from -1 to 255, got -2");
+    CHECK(problem_of("[transfer]\nrdma_gid_index = 256\n") ==
+          "node.toml:2:18: transfer.rdma_gid_index: must be an integer from -1 to 255, got 256");
+    CHECK(problem_of("[transfer]\nrdma_gid_index = \"auto\"\n") ==
+          "node.toml:2:18: transfer.rdma_gid_index: must be an integer from -1 to 255, "
+          "got string \"auto\"");
+    CHECK(problem_of("[transfer]\nrdma_gid_index = -1.0\n") ==
+          "node.toml:2:18: transfer.rdma_gid_index: must be an integer from -1 to 255, "
+          "got floating-point -1.0");
   }
 
   TEST_CASE("an explicit readers count is kept") {

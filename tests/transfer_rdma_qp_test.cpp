@@ -5,6 +5,7 @@
 // that names tcp.
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,20 +19,28 @@
 namespace spillway {
 namespace {
 
-// A port as a device would report it, through port_settings_from.
+// A port as a device would report it, with a GID table of four entries, through
+// choose_gid (transfer.rdma_gid_index = `gid_index`) and port_settings_from.
 rdma_port_settings settings_of(std::uint8_t link_layer, ibv_mtu mtu, int rd_atom, int init_rd_atom,
-                               std::uint8_t port_num, std::uint8_t gid_index) {
+                               std::uint8_t port_num, std::int64_t gid_index) {
   ibv_device_attr device{};
   device.max_qp_rd_atom = rd_atom;
   device.max_qp_init_rd_atom = init_rd_atom;
   ibv_port_attr port{};
   port.active_mtu = mtu;
   port.link_layer = link_layer;
-  return port_settings_from(device, port, port_num, gid_index);
+  std::vector<ibv_gid_entry> table(4);
+  for (std::uint32_t i = 0; i < table.size(); ++i) {
+    table[i].gid_index = i;
+    table[i].gid_type =
+      link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_IB;
+  }
+  return port_settings_from(device, port, port_num,
+                            choose_gid("test port", link_layer, table, gid_index));
 }
 
 rdma_port_settings infiniband() {
-  return settings_of(IBV_LINK_LAYER_INFINIBAND, IBV_MTU_4096, 16, 8, 2, 0);
+  return settings_of(IBV_LINK_LAYER_INFINIBAND, IBV_MTU_4096, 16, 8, 2, -1);
 }
 
 rdma_port_settings roce() {
@@ -54,7 +63,17 @@ TEST_CASE("rdma port settings come from the port and the device's smaller READ d
   CHECK(eth.path_mtu == IBV_MTU_1024);
   CHECK(eth.max_rd_atomic == 16);  // capped
   // A device that reports no READ depth still gets one.
-  CHECK(settings_of(IBV_LINK_LAYER_INFINIBAND, IBV_MTU_256, 0, 0, 1, 0).max_rd_atomic == 1);
+  CHECK(settings_of(IBV_LINK_LAYER_INFINIBAND, IBV_MTU_256, 0, 0, 1, -1).max_rd_atomic == 1);
+}
+
+TEST_CASE("rdma on InfiniBand takes a GRH only when a GID index is named") {
+  const auto named = settings_of(IBV_LINK_LAYER_INFINIBAND, IBV_MTU_4096, 16, 8, 1, 2);
+  CHECK(named.global);
+  CHECK(named.gid_index == 2);
+  const auto t = rtr_transition(named, peer);
+  CHECK(t.attr.ah_attr.is_global == 1);
+  CHECK(t.attr.ah_attr.grh.sgid_index == 2);
+  CHECK(t.attr.ah_attr.dlid == 0x17);
 }
 
 TEST_CASE("rdma INIT sets port and pkey and lets the peer read and write") {
@@ -154,6 +173,26 @@ TEST_CASE("rdma slices that failed for the QP pass on another and access errors 
   CHECK(to_string(completion_status(IBV_WC_LOC_ACCESS_ERR)) == "local_access");
 }
 
+TEST_CASE("rdma requests flushed after we stopped the QP fail for the reason we did") {
+  const transfer_status timed_out{transfer_error::timeout, 0};
+  const auto unarmed = notify_failure_status(EIO);
+  CHECK(completion_status(IBV_WC_WR_FLUSH_ERR, timed_out) == timed_out);
+  CHECK(completion_status(IBV_WC_WR_FLUSH_ERR, unarmed) == unarmed);
+  // What completed before the flush, or failed for a reason of its own, keeps its meaning.
+  CHECK(completion_status(IBV_WC_SUCCESS, unarmed).ok());
+  CHECK(completion_status(IBV_WC_REM_ACCESS_ERR, unarmed) ==
+        transfer_status{transfer_error::remote_access, 0});
+  CHECK(completion_status(IBV_WC_RETRY_EXC_ERR, timed_out) ==
+        transfer_status{transfer_error::peer_unreachable, 0});
+}
+
+TEST_CASE("rdma CQ that cannot be armed is no timeout: its slices retry, with the errno") {
+  const auto status = notify_failure_status(EIO);
+  CHECK(status == transfer_status{transfer_error::lane_closed, EIO});
+  CHECK(retryable(status.error));
+  CHECK(to_string(status) == "lane_closed(EIO)");
+}
+
 TEST_CASE("opening rdma devices where there are none is the error that names tcp") {
   if (!list_rdma_devices().names.empty()) {
     MESSAGE("skipped: this machine has an RDMA device");
@@ -161,7 +200,7 @@ TEST_CASE("opening rdma devices where there are none is the error that names tcp
   }
   std::string message;
   try {
-    rdma_domain domain{std::vector<std::string>{}};
+    rdma_domain domain{transfer_section{}};
   } catch (const rdma_setup_error& e) {
     message = e.what();
   }

@@ -1,6 +1,9 @@
-// RDMA without a device: the work request a slice becomes, field by field. (No device
-// is a startup error naming tcp: tests/node_test.cpp checks that message.)
+// RDMA without a device: the work request a slice becomes, field by field, and whether
+// the descriptors a QP's handshake brought cover a group. (No device is a startup
+// error naming tcp: tests/node_test.cpp checks that message.)
 #include <doctest/doctest.h>
+
+#include <vector>
 
 #include "runtime/rdma_work_request.hpp"
 
@@ -34,6 +37,19 @@ TEST_CASE("a slice becomes one signaled RDMA work request with one SGE") {
     CHECK(sge.length == 48);
     CHECK(sge.lkey == 0x1234);
   }
+}
+
+TEST_CASE("a group naming a segment the handshake did not describe is found out") {
+  slice_pool pool{1, 4};
+  auto& group = *pool.take();
+  CHECK(knows_every_segment({}, group));  // nothing named, nothing missing
+  for (const std::uint64_t id : {1, 1, 3}) group.append().segment = id;
+  const std::vector<segment_descriptor> at_connect{{1, 0x7f0000000000, 4096, 0x11},
+                                                   {2, 0x7f0000100000, 4096, 0x12}};
+  CHECK_FALSE(knows_every_segment(at_connect, group));
+  auto later = at_connect;
+  later.push_back({3, 0x7f0000200000, 4096, 0x13});
+  CHECK(knows_every_segment(later, group));
 }
 
 }  // TEST_SUITE

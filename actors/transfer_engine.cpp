@@ -103,13 +103,21 @@ std::uint16_t transfer_engine::control_port() {
 transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t control_port) {
   std::lock_guard lock{mutex_};
   start_services();
+  const auto peer = host + ":" + std::to_string(control_port);
+  if (const auto known = route_of_peer_.find(peer); known != route_of_peer_.end()) {
+    auto& route = routes_[known->second];
+    refresh_route(system_, transfer_, route);
+    return {known->second, route.peer.segments};
+  }
   if (transfer_.transport == "local")
     routes_.push_back(open_local_peer_route(system_, transfer_, host, control_port));
   else if (transfer_.transport == "tcp")
     routes_.push_back(open_tcp_route(system_, transfer_, host, control_port));
   else
     routes_.push_back(open_rdma_route(system_, transfer_, host, control_port, domain_));
-  return {static_cast<std::uint32_t>(routes_.size() - 1), routes_.back().peer.segments};
+  const auto index = static_cast<std::uint32_t>(routes_.size() - 1);
+  route_of_peer_.emplace(peer, index);
+  return {index, routes_.back().peer.segments};
 }
 
 std::future<std::vector<transfer_status>> transfer_engine::submit(
@@ -138,6 +146,7 @@ void transfer_engine::stop() {
   stopped_ = true;
   for (auto& route : routes_) close_route(route);
   routes_.clear();
+  route_of_peer_.clear();
   if (host_) {
     system_.middleman().unpublish(host_, control_port_);  // frees the port now
     caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,7 +46,8 @@ public:
   std::uint16_t control_port();
 
   // Exchanges descriptors with the peer whose transfer host is at host:control_port
-  // and opens a route to it. Throws std::runtime_error.
+  // and opens a route to it; for a peer connected before, refreshes that route's
+  // descriptors and returns it again. Throws std::runtime_error.
   transfer_peer connect(const std::string& host, std::uint16_t control_port);
 
   // One status per request, in order; `unavailable` for all once the engine stopped
@@ -70,6 +72,7 @@ private:
   transfer_host_actor host_;
   std::uint16_t control_port_ = 0;
   std::vector<transfer_route> routes_;
+  std::map<std::string, std::uint32_t> route_of_peer_;  // "host:port" -> index in routes_
   bool stopped_ = false;
 };
 

@@ -49,6 +49,14 @@ void reach_peer(caf::actor_system& system, const transfer_section& transfer,
   route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
 }
 
+// Ids are 1, 2, ... in list order, so adding the descriptors the mirror lacks, in
+// order, keeps every id.
+void mirror_new_segments(segment_table& mirror, const std::vector<segment_descriptor>& segments) {
+  const auto known = mirror.list().size();
+  for (const auto& d : segments)
+    if (d.id > known) mirror.add(reinterpret_cast<std::byte*>(d.base), d.length, d.rkey);
+}
+
 }  // namespace
 
 transfer_route open_local_route(caf::actor_system& system, const transfer_section& transfer,
@@ -95,14 +103,23 @@ transfer_route open_local_peer_route(caf::actor_system& system, const transfer_s
     throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
                              " is another process: transfer.transport = \"local\" only "
                              "reaches segments in this one; use \"tcp\"");
-  // Ids are 1, 2, ... in list order, so re-adding the descriptors keeps every id.
   auto mirror = std::make_shared<segment_table>();
-  for (const auto& d : reached.peer.segments)
-    mirror->add(reinterpret_cast<std::byte*>(d.base), d.length, d.rkey);
-  auto route = open_local_route(system, transfer, std::move(mirror));
+  mirror_new_segments(*mirror, reached.peer.segments);
+  auto route = open_local_route(system, transfer, mirror);
   route.peer = std::move(reached.peer);
   route.host = std::move(reached.host);
+  route.mirror = std::move(mirror);
   return route;
+}
+
+void refresh_route(caf::actor_system& system, const transfer_section& transfer,
+                   transfer_route& route) {
+  route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
+  if (route.mirror) mirror_new_segments(*route.mirror, route.peer.segments);
+  // Sent before any batch the caller submits after this returns, from this thread, so
+  // each slicer's mailbox has the update first.
+  for (const auto& slicer : route.slicers)
+    caf::anon_send(slicer, caf::update_atom_v, route.peer.segments);
 }
 
 transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::string& host,

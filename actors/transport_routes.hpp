@@ -23,7 +23,8 @@ struct transfer_route {
   std::vector<slicer_actor> slicers;    // transfer.slicers of them, sharing the lanes
   std::vector<transport_actor> lanes;
   transfer_peer_info peer;
-  transfer_host_actor host;             // tcp, rdma: the peer's control actor
+  transfer_host_actor host;             // tcp, rdma, local peer: the peer's control actor
+  std::shared_ptr<segment_table> mirror;  // local peer: the peer's segments, copied
   std::size_t next_slicer = 0;
 
   // The slicer for the next batch, in turn.
@@ -52,6 +53,12 @@ transfer_route open_rdma_route(caf::actor_system& system, const transfer_section
 // descriptors give. Throws std::runtime_error otherwise.
 transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
                                      const std::string& host, std::uint16_t control_port);
+
+// Asks the route's peer for its descriptors again and hands them to the route's
+// slicers: segments the peer registered since the route opened become reachable.
+// Throws std::runtime_error when the peer does not answer.
+void refresh_route(caf::actor_system& system, const transfer_section& transfer,
+                   transfer_route& route);
 
 // The transfer host published on host:control_port. Throws std::runtime_error.
 transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::string& host,

@@ -134,7 +134,9 @@ public:
   std::uint16_t transfer_port();
   // Asks the peer's transfer host for its segment descriptors, by message, and opens a
   // route to it: tcp lanes, rdma queue pairs, or for `local` a copying lane (the peer
-  // in this process).
+  // in this process). Asked again for the same host and port, it asks for the
+  // descriptors again and returns the same route: segments the peer registered since
+  // become reachable, for the handles of both calls.
   transfer_peer connect_peer(const std::string& host, std::uint16_t transfer_port);
   // Moves each request between this process's memory and the peer's segments; one
   // status per request (unknown_segment, out_of_bounds, ... by request). The memory

@@ -12,7 +12,7 @@ namespace spillway {
 
 struct transfer_peer {
   std::uint32_t route = 0;                  // this node's route to the peer
-  std::vector<segment_descriptor> segments;  // when connected; ask again for newer ones
+  std::vector<segment_descriptor> segments;  // when connected; connect again for newer ones
 };
 
 }  // namespace spillway

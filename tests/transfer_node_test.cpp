@@ -79,6 +79,29 @@ TEST_CASE("node transfer writes and reads back a peer node's segment over tcp an
   }
 }
 
+// The client's slicers check each request against the descriptors they hold, so a
+// segment the owner registered after connect_peer is unknown until the client asks again.
+TEST_CASE("connect_peer again makes a segment registered since reachable on the same route") {
+  for (const std::string transport : {"tcp", "local"}) {
+    CAPTURE(transport);
+    node_pair pair{transport};
+    std::vector<std::byte> later_memory(segment_size);
+    const auto later = pair.owner.register_segment(later_memory.data(), later_memory.size());
+    auto source = pattern(chunk);
+    auto write_later = [&](const transfer_peer& peer) {
+      std::vector<transfer_request> one{{transfer_op::write, source.data(), later.id, 0, chunk}};
+      return pair.client.transfer(peer, std::move(one)).get();
+    };
+    CHECK(write_later(pair.peer) ==
+          std::vector<transfer_status>{{transfer_error::unknown_segment, 0}});
+    const auto again = pair.client.connect_peer("127.0.0.1", pair.owner.transfer_port());
+    CHECK(again.route == pair.peer.route);
+    CHECK(again.segments == std::vector<segment_descriptor>{pair.segment, later});
+    CHECK(write_later(pair.peer) == std::vector<transfer_status>(1));
+    CHECK(std::memcmp(later_memory.data(), source.data(), chunk) == 0);
+  }
+}
+
 TEST_CASE("node transfer answers each bad request with a named error") {
   for (const std::string transport : {"tcp", "local"}) {
     CAPTURE(transport);

@@ -4,28 +4,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
 
 namespace spillway {
-
-unique_fd& unique_fd::operator=(unique_fd&& other) noexcept {
-  if (this != &other) reset(other.release());
-  return *this;
-}
-
-int unique_fd::release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
-void unique_fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
 
 namespace {
 

@@ -6,25 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/unique_fd.hpp"
+
 namespace spillway {
-
-// Owns a file descriptor; closes it once.
-class unique_fd {
-public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) : fd_(fd) {}
-  unique_fd(unique_fd&& other) noexcept : fd_(other.release()) {}
-  unique_fd& operator=(unique_fd&& other) noexcept;
-  ~unique_fd() { reset(); }
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release();
-  void reset(int fd = -1);
-
-private:
-  int fd_ = -1;
-};
 
 // A connected TCP socket with TCP_NODELAY, or an empty one and `error` set.
 unique_fd connect_tcp(const std::string& host, std::uint16_t port, int& error);

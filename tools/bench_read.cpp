@@ -22,6 +22,7 @@
 #include "runtime/generated_value.hpp"
 #include "runtime/kernel_probe.hpp"
 #include "runtime/node.hpp"
+#include "runtime/unique_fd.hpp"
 #include "tools/bench_util.hpp"
 #include "tools/commands.hpp"
 
@@ -153,21 +154,43 @@ double fio_round(const std::filesystem::path& dir, std::uint64_t object_size, st
   return best / 1e9;
 }
 
+// A ring with `buffers` registered, unregistered before the ring goes: a ring torn down
+// with hugetlb pages registered keeps them pinned a while (BENCHMARKS.md).
+struct bare_ring {
+  io_uring ring{};
+  bare_ring(unsigned depth, const std::vector<iovec>& buffers) {
+    if (io_uring_queue_init(depth, &ring, 0) < 0)
+      throw std::runtime_error("bench read: the footprint limit's ring failed");
+    if (io_uring_register_buffers(&ring, buffers.data(), static_cast<unsigned>(buffers.size())) < 0) {
+      io_uring_queue_exit(&ring);
+      throw std::runtime_error("bench read: the footprint limit's buffers did not register");
+    }
+  }
+  bare_ring(const bare_ring&) = delete;
+  bare_ring& operator=(const bare_ring&) = delete;
+  ~bare_ring() {
+    io_uring_unregister_buffers(&ring);
+    io_uring_queue_exit(&ring);
+  }
+};
+
 // The same device with the destination memory of a real batch: a bare io_uring loop
 // reading random records' worth of the same files at the same depth into a buffer as big
 // as the round's batches, each read to the next place in it. fio reuses iodepth x bs of
 // buffer (8 MB at 128 KiB), which this disk's host serves faster than reads that land
-// across hundreds of MB, as every batch's values must; this limit pays what we pay.
+// across hundreds of MB, as every batch's values must (such a loop at 128 KiB, QD 64,
+// interleaved: 1.68-1.98 GB/s into 8 MB, 1.49-1.69 into 16 MB, 1.59-1.65 into 430 MB);
+// this limit pays what we pay.
 double footprint_round(const std::filesystem::path& dir, std::uint64_t object_size,
                        std::uint64_t bytes, unsigned depth, std::mt19937_64& random) {
   const auto block = bucket_format::record_size(generated_key("obj-", 0).size(), object_size);
-  std::vector<int> fds;
+  std::vector<unique_fd> fds;
   std::vector<std::uint64_t> sizes;
   for (const auto& e : std::filesystem::directory_iterator{dir})
     if (e.path().extension() == ".bucket" && e.file_size() >= block + 4096) {
-      fds.push_back(::open(e.path().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+      fds.emplace_back(::open(e.path().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
       sizes.push_back(e.file_size());
-      if (fds.back() < 0) throw std::runtime_error("bench read: open " + e.path().string());
+      if (!fds.back()) throw std::runtime_error("bench read: open " + e.path().string());
     }
   if (fds.empty()) throw std::runtime_error("bench read: no bucket file to read in " + dir.string());
   const std::uint64_t chunk = 1ull << 30;
@@ -180,10 +203,8 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
   std::vector<iovec> table;
   for (std::size_t c = 0; c < memory.chunk_count(); ++c)
     table.push_back({memory.chunk_base(c), memory.chunk_size(c)});
-  io_uring ring{};
-  if (io_uring_queue_init(depth, &ring, 0) < 0 ||
-      io_uring_register_buffers(&ring, table.data(), static_cast<unsigned>(table.size())) < 0)
-    throw std::runtime_error("bench read: the footprint limit's ring failed");
+  bare_ring owner{depth, table};
+  io_uring& ring = owner.ring;
   // Whole records per chunk: a record never straddles two registered buffers.
   const std::uint64_t per_chunk = chunk / block;
   const std::uint64_t reads = std::min(bytes / block, memory.chunk_count() * per_chunk);
@@ -196,7 +217,7 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
       const auto offset = random() % ((sizes[file] - block) / 4096) * 4096;
       const auto c = issued / per_chunk;
       io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-      io_uring_prep_read_fixed(sqe, fds[file], memory.chunk_base(c) + issued % per_chunk * block,
+      io_uring_prep_read_fixed(sqe, fds[file].get(), memory.chunk_base(c) + issued % per_chunk * block,
                                static_cast<unsigned>(block), offset, static_cast<int>(c));
     }
     io_uring_submit_and_wait(&ring, 1);
@@ -217,9 +238,6 @@ double footprint_round(const std::filesystem::path& dir, std::uint64_t object_si
     io_uring_cqe_seen(&ring, cqe);
     --in_flight;
   }
-  io_uring_unregister_buffers(&ring);
-  io_uring_queue_exit(&ring);
-  for (int fd : fds) ::close(fd);
   if (failed != 0)
     throw std::runtime_error("bench read: a read of the footprint limit returned " +
                              std::to_string(failed));
@@ -309,7 +327,7 @@ int run_bench_read(const bench_read_options& o) {
                 static_cast<unsigned long long>(size), keys.size(),
                 static_cast<unsigned long long>(o.batch_bytes / 1000000), cold.pages.c_str());
     std::printf("%-8s", "GB/s");
-    for (auto n : o.concurrency) std::printf("   N=%-5u", n);
+    for (auto n : o.concurrency) std::printf("   N=%-14u", n);
     std::printf("\n");
     const unsigned iodepth = static_cast<unsigned>(config.read.readers * config.read.window);
     const auto columns = o.concurrency.size();
@@ -343,11 +361,17 @@ int run_bench_read(const bench_read_options& o) {
         over_footprint[c].push_back(window[c].back() / footprint[c].back());
         if (fio) over_fio[c].push_back(window[c].back() / limit[c].back());
       }
+    // Rates print their median; ratios their median and its 95 % interval (low-high).
     auto row = [&](const char* name, const std::vector<std::vector<double>>& xs) {
+      const bool ratio = std::string{name}.find('/') != std::string::npos;
       std::printf("%-8s", name);
       for (std::size_t c = 0; c < xs.size(); ++c) {
-        std::printf("   %-7.2f", bench::median(xs[c]));
-        if (std::string{name}.find('/') != std::string::npos) continue;  // a ratio row
+        const auto [low, high] = bench::median_interval(xs[c]);
+        char cell[40];
+        std::snprintf(cell, sizeof cell, ratio ? "%.2f (%.2f-%.2f)" : "%.2f",
+                      bench::median(xs[c]), low, high);
+        std::printf("   %-16s", cell);
+        if (ratio) continue;
         if (json.back() == '}') json += ", ";
         json += "{\"object_size\": " + std::to_string(size) + ", \"contender\": \"" + name +
                   "\", \"n\": " + std::to_string(o.concurrency[c]) +
@@ -369,11 +393,17 @@ int run_bench_read(const bench_read_options& o) {
     std::printf(" of the time\n");
     for (std::size_t c = 0; c < o.concurrency.size(); ++c) {
       if (ratios.back() == '}') ratios += ", ";
+      // Each ratio's median, then its 95 % interval as "NAME_ci95": [low, high].
+      auto ratio = [&](const char* name, const std::vector<double>& xs) {
+        const auto [low, high] = bench::median_interval(xs);
+        return ", \"" + std::string{name} + "\": " + std::to_string(bench::median(xs)) + ", \"" +
+               name + "_ci95\": [" + std::to_string(low) + ", " + std::to_string(high) + "]";
+      };
       ratios += "{\"object_size\": " + std::to_string(size) + ", \"n\": " +
-                std::to_string(o.concurrency[c]) + ", \"window_over_group\": " +
-                std::to_string(bench::median(over_group[c])) + ", \"window_over_bigbuf\": " +
-                std::to_string(bench::median(over_footprint[c])) + ", \"window_over_fio\": " +
-                (fio ? std::to_string(bench::median(over_fio[c])) : "null") + "}";
+                std::to_string(o.concurrency[c]) + ratio("window_over_group", over_group[c]) +
+                ratio("window_over_bigbuf", over_footprint[c]) +
+                (fio ? ratio("window_over_fio", over_fio[c]) : ", \"window_over_fio\": null") +
+                "}";
     }
     std::printf("cold start: first batch %.3f s, every reader registered %.3f s, %llu reads "
                 "before that, %llu failed\n", cold.first_batch_s, cold.registered_s,

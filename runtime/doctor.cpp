@@ -23,6 +23,8 @@
 #include "runtime/arena_memory.hpp"
 #include "runtime/kernel_probe.hpp"
 #include "runtime/rdma_devices.hpp"
+#include "runtime/rdma_domain.hpp"
+#include "runtime/rdma_selection.hpp"
 
 namespace spillway {
 
@@ -268,8 +270,17 @@ doctor_line check_rdma(const rdma_device_list& devices, const transfer_section& 
     return {"rdma", fail,
             "transfer.rdma_devices names " + *missing + ", which does not exist (found: " +
                 found + "); fix transfer.rdma_devices"};
-  if (!devices.names.empty())
-    return {"rdma", ok, found + "; transfer.transport = \"" + transfer.transport + "\""};
+  if (!devices.names.empty()) {
+    // What a node does first with rdma: open each device's transfer.rdma_port and pick
+    // its GID. A port missing or down, or no GID to send from, fails here as it would there.
+    try {
+      const rdma_domain domain{transfer};
+    } catch (const rdma_setup_error& e) {
+      return {"rdma", transfer.transport == "rdma" ? fail : warn, found + ": " + e.what()};
+    }
+    return {"rdma", ok, found + ", port " + std::to_string(transfer.rdma_port) +
+                            " up; transfer.transport = \"" + transfer.transport + "\""};
+  }
   std::string none = "no RDMA device";
   if (devices.list_errno) none += " (ibv_get_device_list: " + errno_name(devices.list_errno) + ")";
   if (transfer.transport == "rdma")

@@ -60,32 +60,36 @@ std::uint64_t nanoseconds_between(transfer_clock::time_point from,
 }
 
 // Requests are checked when the cursor reaches them, not on arrival: a batch of
-// 20 000 must not wait for all of them to be checked before its first slice goes.
+// 20 000 must not wait for all of them to be checked before its first slice goes. Nor
+// for its per-request accounts to be zeroed: they are reserved (the pages are not
+// touched yet) and filled in as the cursor opens each request.
 void open_batch(batch_state& b) {
-  b.reply.statuses.resize(b.requests.size());
-  b.slices_left.resize(b.requests.size());
+  b.reply.statuses.reserve(b.requests.size());
+  b.slices_left.reserve(b.requests.size());
   b.requests_left = b.requests.size();
 }
 
 // Checks the request under the cursor against its segment and counts its slices; a
 // rejected or empty one is settled at once and never cut.
 bool open_request(batch_state& b, const slicer_state& st) {
-  const auto r = b.cut_request;
-  const auto& q = b.requests[r];
+  const auto& q = b.requests[b.cut_request];
   const auto error = check_bounds(find_segment(st.segments, q.segment), q.offset, q.length);
-  b.reply.statuses[r].error = error;
-  b.slices_left[r] = error == transfer_error::none ? slice_count(q.length, st.options.rules) : 0;
-  b.reply.slices += b.slices_left[r];
-  if (b.slices_left[r] == 0) --b.requests_left;
-  return b.slices_left[r] != 0;
+  b.reply.statuses.push_back({error, 0});
+  b.slices_left.push_back(error == transfer_error::none ? slice_count(q.length, st.options.rules)
+                                                        : 0);
+  b.reply.slices += b.slices_left.back();
+  if (b.slices_left.back() == 0) --b.requests_left;
+  return b.slices_left.back() != 0;
 }
 
 // Moves the cursor to the next byte to cut, opening requests on the way; false once
 // the whole batch is cut. An opened request has slices left until its last is cut.
 bool more_to_cut(batch_state& b, const slicer_state& st) {
-  for (; b.cut_request < b.requests.size(); ++b.cut_request)
-    if (b.cut_offset != 0 || b.slices_left[b.cut_request] != 0 || open_request(b, st))
+  for (; b.cut_request < b.requests.size(); ++b.cut_request) {
+    const bool opened = b.cut_request < b.slices_left.size();
+    if (opened ? b.cut_offset != 0 || b.slices_left[b.cut_request] != 0 : open_request(b, st))
       return true;
+  }
   return false;
 }
 

@@ -16,56 +16,51 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "runtime/unique_fd.hpp"
+
 namespace spillway {
 namespace {
 
 struct bucket_state {
   std::uint64_t id = 0;
   std::filesystem::path path;
-  int fd = -1;
-  int direct_fd = -1;  // the O_DIRECT descriptor, until no pin can name it (see above)
+  unique_fd fd;
+  unique_fd direct_fd;  // the O_DIRECT descriptor, until no pin can name it (see above)
   int open_errno = 0;
   bool direct = false;
   std::uint32_t pins = 0;
   bool evicted = false;
   static inline const char* name = "bucket";
 
-  ~bucket_state() {
-    if (fd >= 0) ::close(fd);
-    if (direct_fd >= 0) ::close(direct_fd);
-  }
-
   // Returns whether the filesystem refused O_DIRECT.
   bool open_file(bool buffered) {
-    if (!buffered) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
-    const bool refused = !buffered && fd < 0 && errno == EINVAL;
-    direct = fd >= 0;
-    if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    open_errno = fd < 0 ? errno : 0;
+    if (!buffered) fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
+    const bool refused = !buffered && !fd && errno == EINVAL;
+    direct = static_cast<bool>(fd);
+    if (!fd) fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    open_errno = fd ? 0 : errno;
     return refused;
   }
 
   void go_buffered() {
     if (!direct) return;
-    const int buffered = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (buffered < 0) {
+    unique_fd buffered{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (!buffered) {
       spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),
                     std::strerror(errno));
       return;
     }
-    direct_fd = std::exchange(fd, buffered);
+    direct_fd = std::exchange(fd, std::move(buffered));
     direct = false;
     close_direct_if_unused();
   }
 
   // Reads in flight name the O_DIRECT descriptor only while they hold pins.
   void close_direct_if_unused() {
-    if (direct_fd < 0 || pins != 0) return;
-    ::close(direct_fd);
-    direct_fd = -1;
+    if (pins == 0) direct_fd.reset();
   }
 
-  pinned_file file() const { return {fd, direct, id}; }
+  pinned_file file() const { return {fd.get(), direct, id}; }
 };
 
 using bucket_pointer = bucket_actor::stateful_pointer<bucket_state>;
@@ -86,7 +81,7 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog, s
   return {
     [self](pin_atom, std::uint32_t n) -> caf::result<pinned_file> {
       auto& st = self->state;
-      if (st.fd < 0)
+      if (!st.fd)
         return caf::make_error(caf::sec::runtime_error,
                                st.path.string() + ": " + std::strerror(st.open_errno));
       st.pins += n;

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/read_ring.hpp"
+#include "runtime/unique_fd.hpp"
 
 namespace spillway {
 namespace {
@@ -35,23 +36,21 @@ public:
   reader(caf::actor_config& cfg, std::uint32_t index, read_section config,
          fault_section faults, registrar_actor registrar)
       : blocking_actor(cfg), config_(std::move(config)), faults_(std::move(faults)),
-        registrar_(std::move(registrar)), dice_(fault_rates(faults_, index)) {
+        registrar_(std::move(registrar)), wakeup_fd_(::eventfd(0, EFD_CLOEXEC)),
+        dice_(fault_rates(faults_, index)) {
     stats_.index = index;
-    wakeup_fd_ = ::eventfd(0, EFD_CLOEXEC);
   }
-
-  ~reader() override { ::close(wakeup_fd_); }
 
   const char* name() const override { return "reader"; }
 
   void enqueue(caf::mailbox_element_ptr what, caf::execution_unit* host) override {
     blocking_actor::enqueue(std::move(what), host);
     std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wakeup_fd_, &one, sizeof one);
+    [[maybe_unused]] auto n = ::write(wakeup_fd_.get(), &one, sizeof one);
   }
 
   void act() override {
-    if (config_.engine == "uring" && wakeup_fd_ >= 0 && open_ring()) {
+    if (config_.engine == "uring" && wakeup_fd_ && open_ring()) {
       run_ring();
       ring_.reset();  // waits for reads in flight, unregisters the buffers, exits the ring
       return;
@@ -73,7 +72,7 @@ private:
   // Created here, in the reader's own thread: SINGLE_ISSUER binds the ring to it.
   bool open_ring() {
     ring_ = std::make_unique<read_ring>(
-      static_cast<unsigned>(config_.window), wakeup_fd_, fault_rates(faults_, stats_.index),
+      static_cast<unsigned>(config_.window), wakeup_fd_.get(), fault_rates(faults_, stats_.index),
       [this](std::uint32_t client, std::uint32_t tag, int result) {
         auto& c = clients_[client];
         c.outbox.push_back({tag, result});
@@ -203,8 +202,8 @@ private:
   fault_section faults_;
   registrar_actor registrar_;
   reader_stats stats_;
-  int wakeup_fd_ = -1;
-  std::unique_ptr<read_ring> ring_;
+  unique_fd wakeup_fd_;
+  std::unique_ptr<read_ring> ring_;  // after wakeup_fd_, so destroyed first: it reads the eventfd
   read_fault_dice dice_;  // the posix engine's; the ring has its own
   std::vector<client_entry> clients_;
   bool running_ = true;

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/unique_fd.hpp"
+
 namespace spillway {
 namespace {
 
@@ -34,13 +36,6 @@ std::string read_at(int fd, std::uint64_t offset, std::byte* out, std::size_t si
   return {};
 }
 
-struct fd_guard {
-  int fd;
-  ~fd_guard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 }  // namespace
 
 std::string bucket_file_name(std::uint64_t bucket_id) {
@@ -64,25 +59,25 @@ std::optional<std::uint64_t> parse_bucket_file_name(const std::string& name) {
 
 std::string read_bucket_index(const std::filesystem::path& path, bucket_index& out) {
   using namespace bucket_format;
-  fd_guard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) return std::string{"cannot open: "} + std::strerror(errno);
+  const unique_fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (!file) return std::string{"cannot open: "} + std::strerror(errno);
   struct stat st{};
-  if (::fstat(file.fd, &st) != 0) return std::string{"cannot stat: "} + std::strerror(errno);
+  if (::fstat(file.get(), &st) != 0) return std::string{"cannot stat: "} + std::strerror(errno);
   out.file_size = static_cast<std::uint64_t>(st.st_size);
   if (out.file_size % page_size != 0 || out.file_size < 2 * page_size)
     return "size " + std::to_string(out.file_size) + " is not a whole number of pages, at least 2";
 
   std::vector<std::byte> page(page_size);
-  if (auto e = read_at(file.fd, 0, page.data(), page_size); !e.empty()) return e;
+  if (auto e = read_at(file.get(), 0, page.data(), page_size); !e.empty()) return e;
   if (auto e = decode_header(page, out.header); !e.empty()) return e;
-  if (auto e = read_at(file.fd, out.file_size - page_size, page.data(), page_size); !e.empty())
+  if (auto e = read_at(file.get(), out.file_size - page_size, page.data(), page_size); !e.empty())
     return e;
   if (auto e = decode_footer(page, out.footer); !e.empty()) return e;
   if (out.footer.index_offset + align_up(out.footer.index_size) != out.file_size - page_size)
     return "index does not end where the footer starts";
 
   std::vector<std::byte> index(out.footer.index_size);
-  if (auto e = read_at(file.fd, out.footer.index_offset, index.data(), index.size()); !e.empty())
+  if (auto e = read_at(file.get(), out.footer.index_offset, index.data(), index.size()); !e.empty())
     return e;
   return decode_index(index, out.footer, out.entries);
 }

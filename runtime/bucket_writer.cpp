@@ -16,6 +16,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/unique_fd.hpp"
+
 namespace spillway {
 namespace {
 
@@ -60,6 +62,12 @@ io_failure failure(int err, const char* op, const std::filesystem::path& path) {
   return {err, std::string{op} + " " + path.string() + ": " + std::strerror(err)};
 }
 
+// 0, or the errno of opening or syncing `dir`.
+int fsync_dir(const std::filesystem::path& dir) {
+  const unique_fd fd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  return !fd || ::fsync(fd.get()) != 0 ? errno : 0;
+}
+
 }  // namespace
 
 struct bucket_writer::state {
@@ -69,7 +77,7 @@ struct bucket_writer::state {
   std::array<slot, slot_count> slots;
   std::size_t current = 0;
   aligned_buffer large;              // records bigger than a slot, index and footer
-  int fd = -1;
+  unique_fd fd;
   std::uint64_t id = 0;
   bf::header header;
   std::filesystem::path tmp_path;
@@ -93,7 +101,7 @@ struct bucket_writer::state {
   void queue_write(std::size_t index) {
     slot& s = slots[index];
     io_uring_sqe* sqe = io_uring_get_sqe(&ring);  // never full: one entry per slot
-    io_uring_prep_write(sqe, fd, s.buffer.data + s.written,
+    io_uring_prep_write(sqe, fd.get(), s.buffer.data + s.written,
                         static_cast<unsigned>(s.used - s.written), s.file_offset + s.written);
     io_uring_sqe_set_data64(sqe, index);
     const int rc = io_uring_submit(&ring);
@@ -128,7 +136,8 @@ struct bucket_writer::state {
   // Synchronous pwrite of whole pages, for the posix engine and for large pieces.
   void write_now(const std::byte* data, std::size_t n, std::uint64_t offset) {
     for (std::size_t done = 0; done < n && !failed;) {
-      const ssize_t w = ::pwrite(fd, data + done, n - done, static_cast<off_t>(offset + done));
+      const ssize_t w =
+        ::pwrite(fd.get(), data + done, n - done, static_cast<off_t>(offset + done));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) failed = failure(w < 0 ? errno : EIO, "write", tmp_path);
       else done += static_cast<std::size_t>(w);
@@ -169,23 +178,22 @@ struct bucket_writer::state {
   int open_tmp() {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
     if (!opts.refuse_o_direct) {
-      fd = ::open(tmp_path.c_str(), flags | O_DIRECT, 0644);
-      if (fd >= 0 || errno != EINVAL) return fd < 0 ? errno : 0;
+      fd.reset(::open(tmp_path.c_str(), flags | O_DIRECT, 0644));
+      if (fd || errno != EINVAL) return fd ? 0 : errno;
       ::unlink(tmp_path.c_str());
     }
     static bool said = false;  // once per process: it is a property of the filesystem
     if (!said) spdlog::warn("{}: O_DIRECT refused, writing through the page cache",
                             opts.dir.string());
     said = true;
-    fd = ::open(tmp_path.c_str(), flags, 0644);
-    return fd < 0 ? errno : 0;
+    fd.reset(::open(tmp_path.c_str(), flags, 0644));
+    return fd ? 0 : errno;
   }
 
   void close_and_remove() {
-    if (fd < 0) return;
+    if (!fd) return;
     if (ring_ok) wait_all();
-    ::close(fd);
-    fd = -1;
+    fd.reset();
     ::unlink(tmp_path.c_str());
     entries.clear();
     failed.reset();
@@ -255,13 +263,10 @@ std::optional<io_failure> bucket_writer::state::finish(bucket_index& sealed) {
   bf::encode_footer(footer, {large.data + index_pages, bf::page_size});
   write_large(index_pages + bf::page_size);
   if (failed) return failed;
-  if (::fdatasync(fd) != 0) return failure(errno, "fdatasync", tmp_path);
+  if (::fdatasync(fd.get()) != 0) return failure(errno, "fdatasync", tmp_path);
   const auto path = opts.dir / bucket_file_name(id);
   if (::rename(tmp_path.c_str(), path.c_str()) != 0) return failure(errno, "rename", tmp_path);
-  const int dir_fd = ::open(opts.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  const int err = dir_fd < 0 || ::fsync(dir_fd) != 0 ? errno : 0;
-  if (dir_fd >= 0) ::close(dir_fd);
-  if (err != 0) {
+  if (const int err = fsync_dir(opts.dir); err != 0) {
     ::unlink(path.c_str());  // not durable under its name: it must not be published
     return failure(err, "fsync directory", opts.dir);
   }
@@ -276,8 +281,7 @@ std::optional<io_failure> bucket_writer::seal(bucket_index& sealed) {
   assert(is_open());
   auto result = s_->finish(sealed);
   if (!result) {
-    ::close(s_->fd);  // renamed: nothing to remove
-    s_->fd = -1;
+    s_->fd.reset();  // renamed: nothing to remove
     s_->entries.clear();
   }
   s_->close_and_remove();
@@ -286,7 +290,7 @@ std::optional<io_failure> bucket_writer::seal(bucket_index& sealed) {
 
 void bucket_writer::abandon() { s_->close_and_remove(); }
 
-bool bucket_writer::is_open() const { return s_->fd >= 0; }
+bool bucket_writer::is_open() const { return static_cast<bool>(s_->fd); }
 std::uint64_t bucket_writer::bucket_id() const { return s_->id; }
 std::uint64_t bucket_writer::file_size() const { return s_->size; }
 std::size_t bucket_writer::record_count() const { return s_->entries.size(); }

@@ -25,12 +25,11 @@ data_dir_lock::data_dir_lock(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error(dir.string() + ": cannot create: " + ec.message());
   const auto path = dir / "LOCK";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw std::runtime_error(path.string() + ": " + std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd_) throw std::runtime_error(path.string() + ": " + std::strerror(errno));
+  if (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    const std::string pid = holder_pid(fd_);
-    ::close(fd_);
+    const std::string pid = holder_pid(fd_.get());
     if (err == EWOULDBLOCK)
       throw std::runtime_error(dir.string() + " is in use by another spillway process (pid " +
                                pid + ")");
@@ -38,9 +37,8 @@ data_dir_lock::data_dir_lock(const std::filesystem::path& dir) {
   }
   // The pid only makes the next process's message better; failing to write it is harmless.
   const std::string pid = std::to_string(::getpid());
-  if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) return;
+  if (::ftruncate(fd_.get(), 0) == 0 && ::pwrite(fd_.get(), pid.data(), pid.size(), 0) < 0)
+    return;
 }
-
-data_dir_lock::~data_dir_lock() { ::close(fd_); }
 
 }  // namespace spillway

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "runtime/unique_fd.hpp"
+
 namespace spillway {
 
 class data_dir_lock {
@@ -12,12 +14,11 @@ public:
   // Creates the dir if needed and takes the lock; throws std::runtime_error naming the
   // dir, and the holder's pid when another process has it.
   explicit data_dir_lock(const std::filesystem::path& dir);
-  ~data_dir_lock();
   data_dir_lock(const data_dir_lock&) = delete;
   data_dir_lock& operator=(const data_dir_lock&) = delete;
 
 private:
-  int fd_ = -1;
+  unique_fd fd_;
 };
 
 }  // namespace spillway

@@ -23,6 +23,8 @@
 #include <optional>
 #include <sstream>
 
+#include "runtime/unique_fd.hpp"
+
 namespace spillway {
 
 namespace {
@@ -139,19 +141,19 @@ public:
   explicit probe_file(fs::path path)
       : path_(std::move(path)),
         fd_(::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600)),
-        open_errno_(fd_ < 0 ? errno : 0) {}
+        open_errno_(fd_ ? 0 : errno) {}
   ~probe_file() {
-    if (fd_ >= 0) ::close(fd_);
+    fd_.reset();  // first: NFS would only rename a still-open file to .nfsXXXX on unlink
     if (open_errno_ != EEXIST) ::unlink(path_.c_str());
   }
   probe_file(const probe_file&) = delete;
   probe_file& operator=(const probe_file&) = delete;
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   int open_errno() const { return open_errno_; }
 
 private:
   fs::path path_;
-  int fd_;
+  unique_fd fd_;
   int open_errno_;
 };
 

@@ -1,7 +1,6 @@
 #include "runtime/store_inspection.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -9,22 +8,22 @@
 
 #include "runtime/record_reader.hpp"
 #include "runtime/recovery.hpp"
+#include "runtime/unique_fd.hpp"
 
 namespace spillway {
 namespace {
 
 void verify_bucket(const recovered_bucket& bucket, store_inspection& out) {
-  const int fd = ::open(bucket.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const unique_fd fd{::open(bucket.path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (!fd) {
     out.bad_records.push_back({bucket.path.filename(), "", 0, std::strerror(errno)});
     return;
   }
   std::string value;
   std::string problem;
   for (const auto& e : bucket.index.entries)
-    if (!read_record(fd, bucket.index.header.bucket_id, e, value, problem).ok())
+    if (!read_record(fd.get(), bucket.index.header.bucket_id, e, value, problem).ok())
       out.bad_records.push_back({bucket.path.filename(), e.key, e.offset, problem});
-  ::close(fd);
 }
 
 }  // namespace

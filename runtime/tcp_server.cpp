@@ -25,7 +25,7 @@ tcp_server::~tcp_server() {
     stopping_ = true;
     ::shutdown(listener_.get(), SHUT_RDWR);  // wakes accept()
     for (auto& s : sessions_)
-      if (s.fd >= 0) ::shutdown(s.fd, SHUT_RDWR);  // wakes their recv()
+      if (s.fd) ::shutdown(s.fd.get(), SHUT_RDWR);  // wakes their recv()
   }
   acceptor_.join();
   for (auto& s : sessions_) s.thread.join();
@@ -33,29 +33,25 @@ tcp_server::~tcp_server() {
 
 void tcp_server::accept_loop() {
   for (;;) {
-    const int fd = accept_tcp(listener_.get()).release();
+    unique_fd fd = accept_tcp(listener_.get());
     std::lock_guard lock{mutex_};
-    if (stopping_) {
-      if (fd >= 0) ::close(fd);
-      return;
-    }
-    if (fd < 0) continue;  // a peer that gave up while queued: keep serving the rest
+    if (stopping_) return;
+    if (!fd) continue;  // a peer that gave up while queued: keep serving the rest
     sessions_.remove_if([](session& s) {  // reap the finished ones
-      if (s.fd >= 0) return false;
+      if (s.fd) return false;
       s.thread.join();
       return true;
     });
     auto& s = sessions_.emplace_back();
-    s.fd = fd;
+    s.fd = std::move(fd);
     s.thread = std::thread([this, &s] { serve(s); });
   }
 }
 
 void tcp_server::serve(session& s) {
-  serve_tcp_session(s.fd, *segments_, [this] { return after_slice(); });
+  serve_tcp_session(s.fd.get(), *segments_, [this] { return after_slice(); });
   std::lock_guard lock{mutex_};
-  ::close(s.fd);
-  s.fd = -1;
+  s.fd.reset();
 }
 
 bool tcp_server::after_slice() {

@@ -30,7 +30,7 @@ public:
 
 private:
   struct session {
-    int fd = -1;  // -1 once its thread has closed it
+    unique_fd fd;  // empty once its thread has closed it
     std::thread thread;
   };
 

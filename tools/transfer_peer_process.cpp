@@ -20,14 +20,22 @@ std::uint64_t number_after(const std::string& line, const std::string& key) {
   return std::stoull(line.substr(at + key.size()));
 }
 
+void stop_peer(pid_t pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+}
+
 }  // namespace
 
 transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  stderr_fd_.reset(out[0]);
+  unique_fd child_stderr{out[1]};
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 2);  // its stderr: the ready line
+  posix_spawn_file_actions_adddup2(&actions, child_stderr.get(), 2);  // its stderr: the ready line
   std::vector<std::string> args{"/proc/self/exe", "transfer-peer", "--segment-size",
                                 segment_size};
   std::vector<char*> argv;
@@ -35,15 +43,14 @@ transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
   argv.push_back(nullptr);
   const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  stderr_fd_ = out[0];
+  child_stderr.reset();  // the child holds the only write end now: its exit ends our read
   std::string line;  // read byte by byte: nothing past the ready line is consumed
   for (char c = 0; rc == 0 && line.find('\n') == std::string::npos;) {
-    if (::read(stderr_fd_, &c, 1) != 1) break;
+    if (::read(stderr_fd_.get(), &c, 1) != 1) break;
     line.push_back(c);
   }
   if (line.find("ready") == std::string::npos) {
-    this->~transfer_peer_process();  // a throwing constructor gets no destructor call
+    stop_peer(pid_);  // a throwing constructor gets no destructor call
     throw std::runtime_error("transfer-peer did not start: " + line);
   }
   control_port = static_cast<std::uint16_t>(number_after(line, "control="));
@@ -51,12 +58,6 @@ transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
   segment = number_after(line, "segment=");
 }
 
-transfer_peer_process::~transfer_peer_process() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  if (stderr_fd_ >= 0) ::close(stderr_fd_);
-}
+transfer_peer_process::~transfer_peer_process() { stop_peer(pid_); }
 
 }  // namespace spillway::bench

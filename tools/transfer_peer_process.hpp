@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/unique_fd.hpp"
+
 namespace spillway::bench {
 
 class transfer_peer_process {
@@ -22,7 +24,7 @@ public:
 
 private:
   pid_t pid_ = -1;
-  int stderr_fd_ = -1;  // kept open: a peer that logs must not die of SIGPIPE
+  unique_fd stderr_fd_;  // kept open: a peer that logs must not die of SIGPIPE
 };
 
 }  // namespace spillway::bench

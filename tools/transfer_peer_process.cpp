@@ -53,9 +53,14 @@ transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
     stop_peer(pid_);  // a throwing constructor gets no destructor call
     throw std::runtime_error("transfer-peer did not start: " + line);
   }
-  control_port = static_cast<std::uint16_t>(number_after(line, "control="));
-  stream_port = static_cast<std::uint16_t>(number_after(line, "stream="));
-  segment = number_after(line, "segment=");
+  try {
+    control_port = static_cast<std::uint16_t>(number_after(line, "control="));
+    stream_port = static_cast<std::uint16_t>(number_after(line, "stream="));
+    segment = number_after(line, "segment=");
+  } catch (...) {  // a ready line we cannot read: the peer is of no use
+    stop_peer(pid_);
+    throw;
+  }
 }
 
 transfer_peer_process::~transfer_peer_process() { stop_peer(pid_); }

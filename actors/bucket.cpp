@@ -24,7 +24,7 @@ struct bucket_state {
   std::filesystem::path path;
   int fd = -1;
   int direct_fd = -1;  // the O_DIRECT descriptor, until no pin can name it (see above)
-  int open_errno = 0;
+  int open_errno = 0;  // of the last open of the file; 0 when it worked
   bool direct = false;
   std::uint32_t pins = 0;
   bool evicted = false;
@@ -48,9 +48,10 @@ struct bucket_state {
   void go_buffered() {
     if (!direct) return;
     const int buffered = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    open_errno = buffered < 0 ? errno : 0;
     if (buffered < 0) {
       spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),
-                    std::strerror(errno));
+                    std::strerror(open_errno));
       return;
     }
     direct_fd = std::exchange(fd, buffered);
@@ -65,7 +66,7 @@ struct bucket_state {
     direct_fd = -1;
   }
 
-  pinned_file file() const { return {fd, direct, id}; }
+  pinned_file file() const { return {fd, direct, id, open_errno}; }
 };
 
 using bucket_pointer = bucket_actor::stateful_pointer<bucket_state>;

@@ -170,10 +170,11 @@ void dispatch_next_group(batch_pointer self) {
   }
 }
 
-// After reads were sent again or settled: group mode's next group may go, and the
-// batch may be done.
+// After reads came back, were sent again or settled: group mode's next group may go,
+// a wave may hand extents back to an arena waiting for them, and the batch may be done.
 void go_on(batch_pointer self) {
   if (self->state.group_mode()) dispatch_next_group(self);
+  maybe_send_wave(self);
   finish_if_done(self);
 }
 
@@ -200,24 +201,24 @@ void read_buffered(batch_pointer self, read_plan& p) {
   if (b.refused.size() > 1) return;
   self->send(st.context.catalog, buffered_atom_v);
   const auto bucket = p.bucket;
-  auto give_up = [self, bucket] {
+  auto give_up = [self, bucket](std::int32_t sys_errno) {
     auto& st = self->state;
     for (auto i : std::exchange(st.buckets[bucket].refused, {}))
-      st.settle(st.plans[i], {key_error::io_error, EINVAL});
+      st.settle(st.plans[i], {key_error::io_error, sys_errno});
     go_on(self);
   };
   self->request(b.reads.bucket, timeout_of(self), buffered_atom_v)
     .then(
       [self, bucket, give_up](pinned_file& file) {
         auto& st = self->state;
-        if (file.direct) return give_up();  // the bucket could not open it buffered
+        if (file.direct) return give_up(file.open_errno);  // the buffered open failed
         st.buckets[bucket].file = file;
         for (auto& q : st.plans)
           if (q.bucket == bucket && q.reader == no_reader && !q.done) aim(st, q);
         dispatch(self, std::exchange(st.buckets[bucket].refused, {}));
         go_on(self);
       },
-      [give_up](caf::error&) { give_up(); });
+      [give_up](caf::error&) { give_up(EINVAL); });  // no answer: the refusal is all we know
 }
 
 // The value is handed out only if its pages hold exactly the record the index promised.
@@ -255,9 +256,7 @@ void on_read_done(batch_pointer self, const read_results& results) {
     st.reader_bytes[p.reader] -= p.item.length;
     check(self, p, r.result);
   }
-  if (st.group_mode()) dispatch_next_group(self);
-  maybe_send_wave(self);
-  finish_if_done(self);
+  go_on(self);
 }
 
 void on_grant(batch_pointer self, arena_grant& grant) {

@@ -26,7 +26,7 @@ struct bucket_state {
   std::filesystem::path path;
   unique_fd fd;
   unique_fd direct_fd;  // the O_DIRECT descriptor, until no pin can name it (see above)
-  int open_errno = 0;
+  int open_errno = 0;   // of the last open of the file; 0 when it worked
   bool direct = false;
   std::uint32_t pins = 0;
   bool evicted = false;
@@ -45,9 +45,10 @@ struct bucket_state {
   void go_buffered() {
     if (!direct) return;
     unique_fd buffered{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    open_errno = buffered ? 0 : errno;
     if (!buffered) {
       spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),
-                    std::strerror(errno));
+                    std::strerror(open_errno));
       return;
     }
     direct_fd = std::exchange(fd, std::move(buffered));
@@ -60,7 +61,7 @@ struct bucket_state {
     if (pins == 0) direct_fd.reset();
   }
 
-  pinned_file file() const { return {fd.get(), direct, id}; }
+  pinned_file file() const { return {fd.get(), direct, id, open_errno}; }
 };
 
 using bucket_pointer = bucket_actor::stateful_pointer<bucket_state>;

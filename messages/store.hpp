@@ -46,16 +46,18 @@ struct pinned_file {
   std::int32_t fd = -1;
   bool direct = false;  // opened with O_DIRECT: reads must be page-aligned
   std::uint64_t bucket_id = 0;
+  std::int32_t open_errno = 0;  // still direct after buffered: why the buffered open failed
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pinned_file& x) {
-  return f(x.fd, x.direct, x.bucket_id);
+  return f(x.fd, x.direct, x.bucket_id, x.open_errno);
 }
 
 // pin(n): n more reads in flight; unpin(n): n reads done. evict: the catalog has
 // dropped this bucket; its file goes when the last pin does. buffered: O_DIRECT reads
-// of the file were refused; answers the file opened for reads through the page cache.
+// of the file were refused; answers the file opened for reads through the page cache,
+// or still direct, with open_errno, when it could not be opened so.
 using bucket_actor = caf::typed_actor<
   caf::replies_to<pin_atom, std::uint32_t>::with<pinned_file>,
   caf::replies_to<buffered_atom>::with<pinned_file>,

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -91,6 +92,22 @@ TEST_CASE_FIXTURE(bucket_fixture, "buffered swaps in a page-cache descriptor and
   caf::anon_send(bucket, unpin_atom_v, 2u);
   sched.run();
   CHECK(::fcntl(direct.fd, F_GETFD) == -1);  // no pin is left that could name it
+}
+
+// The batch that asked turns open_errno into its keys' errors.
+TEST_CASE_FIXTURE(bucket_fixture, "buffered with the file gone from its path stays direct and names the errno") {
+  const auto direct = pin(1);
+  REQUIRE(direct.direct);
+  std::filesystem::remove(path);  // the descriptor still reads it; no open can
+  auto handle = self->request(bucket, caf::infinite, buffered_atom_v);
+  sched.run();
+  handle.receive(
+    [&](pinned_file& f) {
+      CHECK(f.direct);
+      CHECK(f.fd == direct.fd);
+      CHECK(f.open_errno == ENOENT);
+    },
+    [&](caf::error& err) { FAIL("buffered: " << to_string(err)); });
 }
 
 TEST_CASE_FIXTURE(bucket_fixture, "refused O_DIRECT falls back to a buffered file") {

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "runtime/generated_value.hpp"
@@ -24,21 +25,22 @@ node_config read_config(const std::filesystem::path& dir) {
   return config;
 }
 
-// Keys with sizes from 4 KiB to 8 MiB, written and flushed.
+// Keys with sizes from 4 KiB to 8 MiB, written and flushed; each write adds to them.
 struct dataset {
   std::vector<std::string> keys;
   std::vector<std::size_t> sizes;
 
   void write(node& n, std::size_t count, const std::string& prefix) {
-    std::vector<std::string> values;
+    std::vector<std::string> written, values;
     for (std::size_t i = 0; i < count; ++i) {
-      keys.push_back(generated_key(prefix, i));
+      written.push_back(generated_key(prefix, i));
       sizes.push_back(std::size_t{4096} << (i % 12));  // 4 KiB ... 8 MiB
-      values.push_back(generated_value(sizes.back(), 3, keys.back()));
+      values.push_back(generated_value(sizes.back(), 3, written.back()));
     }
-    auto acked = n.put(keys, std::move(values));
+    auto acked = n.put(written, std::move(values));
     n.flush();
     for (const auto& s : acked.get()) REQUIRE(s.ok());
+    keys.insert(keys.end(), written.begin(), written.end());
   }
 };
 
@@ -65,6 +67,24 @@ void check_no_leak(node& n) {
   const auto s = n.read_stats();
   CHECK(s.leases == 0);
   CHECK(s.free_bytes == s.ready_bytes);
+}
+
+// The one sealed bucket file in `dir`.
+std::filesystem::path only_bucket(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".bucket") found.push_back(entry.path());
+  REQUIRE(found.size() == 1);
+  return found[0];
+}
+
+// A bucket file moved away while its bucket holds it open with O_DIRECT: the bucket can
+// no longer open it buffered, as when it was deleted behind the store's back.
+std::filesystem::path move_away(const std::filesystem::path& file) {
+  auto away = file;
+  away += ".away";
+  std::filesystem::rename(file, away);
+  return away;
 }
 
 std::vector<std::string> mixed_keys(const dataset& d) {
@@ -307,6 +327,90 @@ TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered rea
         check_batch(n, d, d.keys);
         check_no_leak(n);
       }
+}
+
+// The first four keys' bucket keeps its O_DIRECT descriptor, which the fault refuses,
+// and has no file to open buffered: those keys have nothing left to read through.
+TEST_CASE("keys whose bucket cannot reopen its file buffered fail with the open's errno") {
+  for (const std::string engine : {"uring", "posix"})
+    for (const std::string mode : {"window", "group"})
+      SUBCASE((engine + " " + mode).c_str()) {
+        test::temp_dir dir;
+        auto config = read_config(dir.path());
+        config.read.engine = engine;
+        config.read.mode = mode;
+        config.fault.enabled = true;
+        config.fault.refuse_o_direct_reads = true;
+        node n{config};
+        dataset d;
+        d.write(n, 4, "lost-");
+        const auto file = only_bucket(dir.path());
+        d.write(n, 6, "kept-");
+        const auto away = move_away(file);
+        const key_status no_file{key_error::io_error, ENOENT};
+        auto got = n.get_batch(d.keys);
+        for (std::size_t k = 0; k < d.keys.size(); ++k) {
+          const auto& v = got.values()[k];
+          if (k < 4) {
+            CHECK_MESSAGE(v.status == no_file, d.keys[k], ": ", to_string(v.status));
+            CHECK(v.bytes.empty());
+          } else {
+            REQUIRE_MESSAGE(v.status.ok(), d.keys[k], ": ", to_string(v.status));
+            CHECK(std::string_view(reinterpret_cast<const char*>(v.bytes.data()),
+                                   v.bytes.size()) == generated_value(d.sizes[k], 3, d.keys[k]));
+          }
+        }
+        got.release();
+        check_no_leak(n);
+        std::filesystem::rename(away, file);
+        check_batch(n, d, d.keys);
+        check_no_leak(n);
+      }
+}
+
+// The two refused keys fill the arena: after they give up, only the wave that hands
+// their extents back lets the rest of the batch in.
+TEST_CASE("a copying batch goes on after a bucket gave up the keys that filled the arena") {
+  for (const std::string mode : {"window", "group"})
+    SUBCASE(mode.c_str()) {
+      test::temp_dir dir;
+      auto config = read_config(dir.path());
+      config.read.arena_size = 4 << 20;
+      config.read.arena_chunk = 2 << 20;  // one 1 MiB record a chunk: two reads at a time
+      config.read.mode = mode;
+      config.fault.enabled = true;
+      config.fault.refuse_o_direct_reads = true;
+      node n{config};
+      std::vector<std::string> keys, values;
+      auto write = [&](const std::string& prefix, int count) {
+        std::vector<std::string> k, v;
+        for (int i = 0; i < count; ++i) {
+          k.push_back(generated_key(prefix, i));
+          v.push_back(generated_value(1 << 20, 4, k.back()));
+        }
+        auto acked = n.put(k, v);
+        n.flush();
+        for (const auto& s : acked.get()) REQUIRE(s.ok());
+        keys.insert(keys.end(), k.begin(), k.end());
+        values.insert(values.end(), v.begin(), v.end());
+      };
+      write("lost-", 2);
+      const auto file = only_bucket(dir.path());
+      write("kept-", 6);
+      move_away(file);
+      const key_status no_file{key_error::io_error, ENOENT};
+      const auto got = n.read_values(keys);  // the lost keys first: the first grant is theirs
+      for (std::size_t k = 0; k < keys.size(); ++k) {
+        if (k < 2) {
+          CHECK_MESSAGE(got[k].status == no_file, keys[k], ": ", to_string(got[k].status));
+          CHECK(got[k].value.empty());
+        } else {
+          REQUIRE_MESSAGE(got[k].status.ok(), keys[k], ": ", to_string(got[k].status));
+          CHECK(got[k].value == values[k]);
+        }
+      }
+      check_no_leak(n);
+    }
 }
 
 TEST_CASE("fault rates act on both engines: every read flipped or failed, no value handed out") {

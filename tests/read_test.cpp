@@ -87,6 +87,17 @@ std::filesystem::path move_away(const std::filesystem::path& file) {
   return away;
 }
 
+// `engine` reading in `mode`, every O_DIRECT read refused as a filesystem would.
+node_config refusing_config(const std::filesystem::path& dir, const std::string& engine,
+                            const std::string& mode) {
+  auto config = read_config(dir);
+  config.read.engine = engine;
+  config.read.mode = mode;
+  config.fault.enabled = true;
+  config.fault.refuse_o_direct_reads = true;
+  return config;
+}
+
 std::vector<std::string> mixed_keys(const dataset& d) {
   std::vector<std::string> keys;
   for (std::size_t i = 0; i < d.keys.size(); i += 2) {
@@ -313,12 +324,7 @@ TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered rea
     for (const std::string mode : {"window", "group"})
       SUBCASE((engine + " " + mode).c_str()) {
         test::temp_dir dir;
-        auto config = read_config(dir.path());
-        config.read.engine = engine;
-        config.read.mode = mode;
-        config.fault.enabled = true;
-        config.fault.refuse_o_direct_reads = true;
-        node n{config};
+        node n{refusing_config(dir.path(), engine, mode)};
         dataset d;
         d.write(n, 16, "refused-");
         CHECK_FALSE(n.store_stats().reads_buffered);
@@ -336,12 +342,7 @@ TEST_CASE("keys whose bucket cannot reopen its file buffered fail with the open'
     for (const std::string mode : {"window", "group"})
       SUBCASE((engine + " " + mode).c_str()) {
         test::temp_dir dir;
-        auto config = read_config(dir.path());
-        config.read.engine = engine;
-        config.read.mode = mode;
-        config.fault.enabled = true;
-        config.fault.refuse_o_direct_reads = true;
-        node n{config};
+        node n{refusing_config(dir.path(), engine, mode)};
         dataset d;
         d.write(n, 4, "lost-");
         const auto file = only_bucket(dir.path());

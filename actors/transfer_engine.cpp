@@ -104,7 +104,17 @@ transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t co
   std::lock_guard lock{mutex_};
   start_services();
   const auto peer = host + ":" + std::to_string(control_port);
-  if (const auto known = route_of_peer_.find(peer); known != route_of_peer_.end()) {
+  auto known = route_of_peer_.find(peer);
+  if (known == route_of_peer_.end()) {
+    // One route a peer, however it is named: CAF knows an actor by its node and id, so
+    // "localhost" and "127.0.0.1" give the same transfer host, and the second name
+    // joins the first's route instead of opening a second set of lanes.
+    const auto reached = remote_transfer_host(system_, host, control_port);
+    for (std::uint32_t i = 0; i < routes_.size(); ++i)
+      if (routes_[i].host && routes_[i].host.address() == reached.address())
+        known = route_of_peer_.emplace(peer, i).first;
+  }
+  if (known != route_of_peer_.end()) {
     auto& route = routes_[known->second];
     refresh_route(system_, transfer_, route);
     return {known->second, route.peer.segments};

@@ -102,6 +102,18 @@ TEST_CASE("connect_peer again makes a segment registered since reachable on the 
   }
 }
 
+TEST_CASE("connect_peer by another name of the same peer returns its route") {
+  for (const std::string transport : {"tcp", "local"}) {
+    CAPTURE(transport);
+    node_pair pair{transport};
+    const auto aliased = pair.client.connect_peer("localhost", pair.owner.transfer_port());
+    CHECK(aliased.route == pair.peer.route);
+    CHECK(aliased.segments == pair.peer.segments);
+    const auto again = pair.client.connect_peer("localhost", pair.owner.transfer_port());
+    CHECK(again.route == pair.peer.route);
+  }
+}
+
 TEST_CASE("node transfer answers each bad request with a named error") {
   for (const std::string transport : {"tcp", "local"}) {
     CAPTURE(transport);

@@ -110,7 +110,7 @@ transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t co
     // "localhost" and "127.0.0.1" give the same transfer host, and the second name
     // joins the first's route instead of opening a second set of lanes.
     const auto reached = remote_transfer_host(system_, host, control_port);
-    for (std::uint32_t i = 0; i < routes_.size(); ++i)
+    for (std::uint32_t i = 0; i < routes_.size() && known == route_of_peer_.end(); ++i)
       if (routes_[i].host && routes_[i].host.address() == reached.address())
         known = route_of_peer_.emplace(peer, i).first;
   }

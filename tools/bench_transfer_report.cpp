@@ -1,6 +1,5 @@
 // The table and the --json of `bench transfer`. Every figure is a median over the
 // interleaved runs; ratios are medians of the per-run ratios (BENCHMARKS.md).
-#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <tuple>

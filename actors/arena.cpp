@@ -13,7 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runtime/arena_memory.hpp"
+#include "runtime/io/arena_memory.hpp"
 
 namespace spillway {
 namespace {

@@ -18,8 +18,8 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runtime/bucket_format.hpp"
-#include "runtime/read_faults.hpp"
+#include "runtime/storage/bucket_format.hpp"
+#include "runtime/io/read_faults.hpp"
 
 namespace spillway {
 namespace {

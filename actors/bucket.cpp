@@ -16,7 +16,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runtime/unique_fd.hpp"
+#include "runtime/io/unique_fd.hpp"
 
 namespace spillway {
 namespace {

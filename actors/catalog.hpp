@@ -8,7 +8,7 @@
 #include <caf/fwd.hpp>
 
 #include "messages/store.hpp"
-#include "runtime/recovery.hpp"
+#include "runtime/storage/recovery.hpp"
 
 namespace spillway {
 

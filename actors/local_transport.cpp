@@ -5,7 +5,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "runtime/stream_copy.hpp"
+#include "runtime/io/stream_copy.hpp"
 
 namespace spillway {
 namespace {

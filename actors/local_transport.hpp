@@ -8,7 +8,7 @@
 #include <caf/fwd.hpp>
 
 #include "messages/transfer.hpp"
-#include "runtime/segment.hpp"
+#include "runtime/net/segment.hpp"
 
 namespace spillway {
 

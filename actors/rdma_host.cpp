@@ -9,8 +9,8 @@
 #include <caf/sec.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "runtime/rdma_queue_pair.hpp"
-#include "runtime/rdma_selection.hpp"
+#include "runtime/rdma/rdma_queue_pair.hpp"
+#include "runtime/rdma/rdma_selection.hpp"
 
 namespace spillway {
 namespace {

@@ -19,8 +19,8 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runtime/rdma_queue_pair.hpp"
-#include "runtime/rdma_selection.hpp"
+#include "runtime/rdma/rdma_queue_pair.hpp"
+#include "runtime/rdma/rdma_selection.hpp"
 
 namespace spillway {
 namespace {

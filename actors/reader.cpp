@@ -18,8 +18,8 @@
 #include <caf/send.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runtime/read_ring.hpp"
-#include "runtime/unique_fd.hpp"
+#include "runtime/io/read_ring.hpp"
+#include "runtime/io/unique_fd.hpp"
 
 namespace spillway {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "config/config.hpp"
 #include "messages/transfer.hpp"
-#include "runtime/slicing.hpp"
+#include "runtime/net/slicing.hpp"
 
 namespace spillway {
 

@@ -7,7 +7,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "runtime/tcp_lane.hpp"
+#include "runtime/net/tcp_lane.hpp"
 
 namespace spillway {
 namespace {

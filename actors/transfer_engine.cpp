@@ -14,8 +14,7 @@
 #include "actors/rdma_host.hpp"
 #include "actors/transport_host.hpp"
 #include "config/endpoint.hpp"
-#include "runtime/rdma_domain.hpp"
-#include "runtime/tcp_server.hpp"
+#include "runtime/block_settings.hpp"
 
 namespace spillway {
 namespace {
@@ -60,7 +59,8 @@ void transfer_engine::start_services() {
   std::uint16_t data_port = 0;
   if (transfer_.transport == "tcp") {
     try {
-      server_ = std::make_unique<tcp_server>(segments_, where->host, where->port, faults_);
+      server_ = std::make_unique<tcp_server>(segments_, where->host, where->port,
+                                             tcp_faults(faults_));
     } catch (const std::exception& e) {
       throw std::runtime_error("transfer.listen = \"" + transfer_.listen +
                                "\": cannot listen: " + e.what());
@@ -68,7 +68,7 @@ void transfer_engine::start_services() {
     data_port = server_->port();
   }
   if (transfer_.transport == "rdma" && !domain_) {  // kept when publishing failed
-    domain_ = std::make_shared<rdma_domain>(transfer_);  // rdma_setup_error
+    domain_ = std::make_shared<rdma_domain>(rdma_settings(transfer_));  // rdma_setup_error
     rdma_host_ = spawn_rdma_host(system_, domain_, segments_);
   }
   auto host = spawn_transport_host(system_, segments_, data_port, rdma_host_);

@@ -6,7 +6,7 @@
 #include <caf/sec.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "runtime/crc32c.hpp"
+#include "runtime/storage/crc32c.hpp"
 
 namespace spillway {
 namespace {

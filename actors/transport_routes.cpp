@@ -13,7 +13,7 @@
 #include "actors/slicer.hpp"
 #include "actors/tcp_transport.hpp"
 #include "actors/transport_host.hpp"
-#include "runtime/rdma_domain.hpp"
+#include "runtime/rdma/rdma_domain.hpp"
 
 namespace spillway {
 namespace {

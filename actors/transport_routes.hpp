@@ -13,7 +13,7 @@
 
 #include "config/config.hpp"
 #include "messages/transfer.hpp"
-#include "runtime/segment.hpp"
+#include "runtime/net/segment.hpp"
 
 namespace spillway {
 

@@ -13,7 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runtime/bucket_writer.hpp"
+#include "runtime/storage/bucket_writer.hpp"
 
 namespace spillway {
 namespace {

@@ -11,11 +11,11 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
-#include "messages/key_status.hpp"
+#include "runtime/storage/key_status.hpp"
 #include "messages/stats.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/extent_allocator.hpp"
-#include "runtime/read_item.hpp"
+#include "runtime/io/extent_allocator.hpp"
+#include "runtime/io/read_item.hpp"
 
 namespace spillway {
 

@@ -1,6 +1,6 @@
 // The bucket store's protocols: the writer (puts), the catalog (where each key lives)
 // and the bucket actors (one per sealed file). Sizes are bytes, offsets are from the
-// start of a bucket file. Layout of the files themselves: runtime/bucket_format.hpp.
+// start of a bucket file. Layout of the files themselves: runtime/storage/bucket_format.hpp.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +10,10 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
-#include "messages/key_status.hpp"
+#include "runtime/storage/key_status.hpp"
 #include "messages/stats.hpp"
 #include "messages/type_ids.hpp"
-#include "runtime/bucket_format.hpp"
+#include "runtime/storage/bucket_format.hpp"
 
 namespace spillway {
 

@@ -18,10 +18,10 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/type_ids.hpp"
-#include "runtime/rdma_qp_info.hpp"
-#include "runtime/segment.hpp"
-#include "runtime/slice.hpp"
-#include "runtime/slice_pool.hpp"
+#include "runtime/rdma/rdma_qp_info.hpp"
+#include "runtime/net/segment.hpp"
+#include "runtime/net/slice.hpp"
+#include "runtime/net/slice_pool.hpp"
 
 namespace spillway {
 

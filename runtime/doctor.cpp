@@ -20,11 +20,11 @@
 #include <sstream>
 #include <string_view>
 
-#include "runtime/arena_memory.hpp"
-#include "runtime/kernel_probe.hpp"
-#include "runtime/rdma_devices.hpp"
-#include "runtime/rdma_domain.hpp"
-#include "runtime/rdma_selection.hpp"
+#include "runtime/block_settings.hpp"
+#include "runtime/io/arena_memory.hpp"
+#include "runtime/io/kernel_probe.hpp"
+#include "runtime/rdma/rdma_devices.hpp"
+#include "runtime/rdma/rdma_selection.hpp"
 
 namespace spillway {
 
@@ -274,7 +274,7 @@ doctor_line check_rdma(const rdma_device_list& devices, const transfer_section& 
     // What a node does first with rdma: open each device's transfer.rdma_port and pick
     // its GID. A port missing or down, or no GID to send from, fails here as it would there.
     try {
-      const rdma_domain domain{transfer};
+      const rdma_domain domain{rdma_settings(transfer)};
     } catch (const rdma_setup_error& e) {
       return {"rdma", transfer.transport == "rdma" ? fail : warn, found + ": " + e.what()};
     }

@@ -34,12 +34,12 @@
 #include "messages/node.hpp"
 #include "messages/store.hpp"
 #include "runtime/actor_system_setup.hpp"
-#include "runtime/data_dir_lock.hpp"
-#include "runtime/kernel_probe.hpp"
+#include "runtime/storage/data_dir_lock.hpp"
+#include "runtime/io/kernel_probe.hpp"
 #include "runtime/log.hpp"
-#include "runtime/rdma_devices.hpp"
-#include "runtime/rdma_selection.hpp"
-#include "runtime/recovery.hpp"
+#include "runtime/rdma/rdma_devices.hpp"
+#include "runtime/rdma/rdma_selection.hpp"
+#include "runtime/storage/recovery.hpp"
 
 namespace spillway {
 

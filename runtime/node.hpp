@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "messages/key_status.hpp"
+#include "runtime/storage/key_status.hpp"
 #include "messages/stats.hpp"
-#include "runtime/segment.hpp"
-#include "runtime/slice.hpp"
+#include "runtime/net/segment.hpp"
+#include "runtime/net/slice.hpp"
 #include "runtime/transfer_peer.hpp"
 
 namespace spillway {

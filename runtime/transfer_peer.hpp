@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/segment.hpp"
+#include "runtime/net/segment.hpp"
 
 namespace spillway {
 

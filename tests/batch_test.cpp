@@ -17,9 +17,9 @@
 #include "actors/reader.hpp"
 #include "actors/registrar.hpp"
 #include "runtime/actor_system_setup.hpp"
-#include "runtime/generated_value.hpp"
+#include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
-#include "runtime/recovery.hpp"
+#include "runtime/storage/recovery.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 

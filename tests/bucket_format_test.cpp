@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bucket_file.hpp"
-#include "runtime/bucket_format.hpp"
-#include "runtime/crc32c.hpp"
+#include "runtime/storage/bucket_file.hpp"
+#include "runtime/storage/bucket_format.hpp"
+#include "runtime/storage/crc32c.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "runtime/generated_value.hpp"
-#include "runtime/rdma_devices.hpp"
+#include "tools/generated_value.hpp"
+#include "runtime/rdma/rdma_devices.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 

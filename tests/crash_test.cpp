@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "runtime/generated_value.hpp"
+#include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "runtime/doctor.hpp"
-#include "runtime/kernel_probe.hpp"
-#include "runtime/rdma_devices.hpp"
+#include "runtime/io/kernel_probe.hpp"
+#include "runtime/rdma/rdma_devices.hpp"
 
 namespace fs = std::filesystem;
 using namespace spillway;

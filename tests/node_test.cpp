@@ -12,9 +12,9 @@
 
 #include "messages/node.hpp"
 #include "runtime/actor_system_setup.hpp"
-#include "runtime/kernel_probe.hpp"
+#include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
-#include "runtime/rdma_devices.hpp"
+#include "runtime/rdma/rdma_devices.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {

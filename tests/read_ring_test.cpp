@@ -11,8 +11,8 @@
 #include <cstring>
 #include <memory>
 
-#include "runtime/kernel_probe.hpp"
-#include "runtime/read_ring.hpp"
+#include "runtime/io/kernel_probe.hpp"
+#include "runtime/io/read_ring.hpp"
 #include "tests/allocation_counter.hpp"
 #include "tests/temp_dir.hpp"
 

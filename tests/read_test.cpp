@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "runtime/generated_value.hpp"
-#include "runtime/kernel_probe.hpp"
+#include "tools/generated_value.hpp"
+#include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <mutex>
 
-#include "runtime/bucket_file.hpp"
-#include "runtime/generated_value.hpp"
+#include "runtime/storage/bucket_file.hpp"
+#include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
-#include "runtime/store_inspection.hpp"
+#include "runtime/storage/store_inspection.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/stream_copy.hpp"
+#include "runtime/io/stream_copy.hpp"
 
 namespace spillway {
 namespace {

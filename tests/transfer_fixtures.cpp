@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "runtime/actor_system_setup.hpp"
-#include "runtime/tcp_socket.hpp"
+#include "runtime/net/tcp_socket.hpp"
 
 namespace spillway::test {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "actors/transport_routes.hpp"
-#include "runtime/crc32c.hpp"
+#include "runtime/storage/crc32c.hpp"
 #include "runtime/node.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"

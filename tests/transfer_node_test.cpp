@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runtime/node.hpp"
-#include "runtime/tcp_socket.hpp"
+#include "runtime/net/tcp_socket.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/transfer_fixtures.hpp"
 

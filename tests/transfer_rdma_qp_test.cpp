@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/rdma_completion.hpp"
-#include "runtime/rdma_devices.hpp"
-#include "runtime/rdma_domain.hpp"
-#include "runtime/rdma_qp_attr.hpp"
-#include "runtime/rdma_selection.hpp"
+#include "runtime/rdma/rdma_completion.hpp"
+#include "runtime/rdma/rdma_devices.hpp"
+#include "runtime/rdma/rdma_domain.hpp"
+#include "runtime/rdma/rdma_qp_attr.hpp"
+#include "runtime/rdma/rdma_selection.hpp"
 
 namespace spillway {
 namespace {
@@ -200,7 +200,7 @@ TEST_CASE("opening rdma devices where there are none is the error that names tcp
   }
   std::string message;
   try {
-    rdma_domain domain{transfer_section{}};
+    rdma_domain domain{rdma_domain_settings{}};
   } catch (const rdma_setup_error& e) {
     message = e.what();
   }

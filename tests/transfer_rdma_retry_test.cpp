@@ -11,7 +11,7 @@
 
 #include <caf/typed_event_based_actor.hpp>
 
-#include "runtime/rdma_completion.hpp"
+#include "runtime/rdma/rdma_completion.hpp"
 #include "tests/slicer_fixture.hpp"
 
 namespace spillway {

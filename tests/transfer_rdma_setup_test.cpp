@@ -24,10 +24,10 @@
 #include "actors/transport_host.hpp"
 #include "messages/transfer.hpp"
 #include "runtime/actor_system_setup.hpp"
-#include "runtime/rdma_devices.hpp"
-#include "runtime/rdma_gid.hpp"
-#include "runtime/rdma_selection.hpp"
-#include "runtime/rdma_work_request.hpp"
+#include "runtime/rdma/rdma_devices.hpp"
+#include "runtime/rdma/rdma_gid.hpp"
+#include "runtime/rdma/rdma_selection.hpp"
+#include "runtime/rdma/rdma_work_request.hpp"
 
 namespace spillway {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "runtime/rdma_work_request.hpp"
+#include "runtime/rdma/rdma_work_request.hpp"
 
 namespace spillway {
 namespace {

@@ -19,9 +19,9 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/transport_routes.hpp"
-#include "runtime/crc32c.hpp"
-#include "runtime/tcp_frame.hpp"
-#include "runtime/tcp_socket.hpp"
+#include "runtime/storage/crc32c.hpp"
+#include "runtime/net/tcp_frame.hpp"
+#include "runtime/net/tcp_socket.hpp"
 #include "tests/transfer_fixtures.hpp"
 
 namespace spillway {

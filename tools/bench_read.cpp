@@ -17,12 +17,12 @@
 #include <random>
 #include <thread>
 
-#include "runtime/arena_memory.hpp"
-#include "runtime/bucket_format.hpp"
-#include "runtime/generated_value.hpp"
-#include "runtime/kernel_probe.hpp"
+#include "runtime/io/arena_memory.hpp"
+#include "runtime/storage/bucket_format.hpp"
+#include "tools/generated_value.hpp"
+#include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
-#include "runtime/unique_fd.hpp"
+#include "runtime/io/unique_fd.hpp"
 #include "tools/bench_util.hpp"
 #include "tools/commands.hpp"
 

@@ -14,9 +14,9 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/catalog.hpp"
-#include "runtime/bucket_writer.hpp"
-#include "runtime/generated_value.hpp"
-#include "runtime/recovery.hpp"
+#include "runtime/storage/bucket_writer.hpp"
+#include "tools/generated_value.hpp"
+#include "runtime/storage/recovery.hpp"
 #include "tools/bench_util.hpp"
 #include "tools/commands.hpp"
 

@@ -21,8 +21,8 @@
 
 #include "actors/transport_routes.hpp"
 #include "runtime/actor_system_setup.hpp"
-#include "runtime/crc32c.hpp"
-#include "runtime/tcp_socket.hpp"
+#include "runtime/storage/crc32c.hpp"
+#include "runtime/net/tcp_socket.hpp"
 #include "tools/bench_transfer.hpp"
 #include "tools/bench_util.hpp"
 #include "tools/commands.hpp"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <future>
 
-#include "runtime/generated_value.hpp"
-#include "runtime/kernel_probe.hpp"
+#include "tools/generated_value.hpp"
+#include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
 #include "tools/bench_util.hpp"
 #include "tools/commands.hpp"

@@ -12,10 +12,10 @@
 #include <iterator>
 #include <sstream>
 
-#include "runtime/data_dir_lock.hpp"
-#include "runtime/generated_value.hpp"
+#include "runtime/storage/data_dir_lock.hpp"
+#include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
-#include "runtime/store_inspection.hpp"
+#include "runtime/storage/store_inspection.hpp"
 #include "tools/bench_util.hpp"
 #include "tools/commands.hpp"
 

@@ -26,7 +26,7 @@
 
 #include "actors/transport_host.hpp"
 #include "runtime/actor_system_setup.hpp"
-#include "runtime/tcp_server.hpp"
+#include "runtime/block_settings.hpp"
 #include "tools/commands.hpp"
 
 namespace spillway {
@@ -74,7 +74,7 @@ int run_transfer_peer(const node_config& settings, const transfer_peer_options& 
   const auto memory = map_segment(options.segment_size);
   auto segments = std::make_shared<segment_table>();
   const auto segment = segments->add(memory.get(), options.segment_size);
-  tcp_server server{segments, options.host, 0, settings.fault};
+  tcp_server server{segments, options.host, 0, tcp_faults(settings.fault)};
 
   const auto stream_listener = listen_tcp(options.host, 0);
   std::thread sink{sink_streams, stream_listener.get(), memory.get(), options.segment_size};

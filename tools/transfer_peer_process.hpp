@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/unique_fd.hpp"
+#include "runtime/io/unique_fd.hpp"
 
 namespace spillway::bench {
 

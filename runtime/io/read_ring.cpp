@@ -1,0 +1,262 @@
+// The loop, in TigerBeetle's order: fill the window, submit and wait, reap a fixed
+// batch of completions, act on each. Every errno has a decision: EINTR and EAGAIN wait
+// again, a short read is resubmitted once for its remainder, anything else is that
+// read's result; a failed submit resets the ring.
+#include "runtime/io/read_ring.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <ctime>
+#include <sys/uio.h>
+
+namespace spillway {
+namespace {
+
+constexpr std::uint64_t wakeup_tag = 0;  // slot i completes with user_data i + 1
+constexpr unsigned reap_batch = 64;
+
+std::uint64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(t.tv_nsec);
+}
+
+// IORING_REGISTER_CLONE_BUFFERS (6.12+), not in liburing 2.3's headers: STACK.md 5.
+constexpr unsigned register_clone_buffers = 30;
+constexpr std::uint32_t clone_dst_replace = 1u << 1;  // 6.13+: replace an existing table
+struct clone_buffers_arg {
+  std::uint32_t src_fd, flags, src_off, dst_off, nr, pad[3];
+};
+
+int clone_table(int dst_ring_fd, int src_ring_fd, std::uint32_t flags) {
+  clone_buffers_arg arg{static_cast<std::uint32_t>(src_ring_fd), flags, 0, 0, 0, {}};
+  const long rc = ::syscall(__NR_io_uring_register, dst_ring_fd, register_clone_buffers, &arg, 1);
+  return rc < 0 ? -errno : 0;
+}
+
+}  // namespace
+
+read_ring::read_ring(unsigned window, int wakeup_fd, read_fault_rates faults, done_fn done)
+    : wakeup_fd_(wakeup_fd), slots_(window), faults_(faults), done_(std::move(done)) {
+  for (std::uint32_t i = window; i-- > 0;) free_.push_back(i);
+  queue_.reserve(4 * window);
+}
+
+read_ring::~read_ring() { close(); }
+
+int read_ring::open() {
+  const unsigned entries = static_cast<unsigned>(slots_.size()) + 1;  // + the wakeup
+  io_uring_params params{};
+  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  int rc = io_uring_queue_init_params(entries, &ring_, &params);
+  if (rc == -EINVAL) {  // older than 6.1: a plain ring does the same work
+    params = io_uring_params{};
+    rc = io_uring_queue_init_params(entries, &ring_, &params);
+  }
+  if (rc < 0) return rc;
+  open_ = true;
+  flags_ = params.flags;
+  arm_wakeup();
+  return 0;
+}
+
+void read_ring::close() {
+  if (!open_) return;
+  drain();
+  // Unregistered before exit: a ring torn down with buffers registered keeps hugetlb
+  // pages pinned for a while, and the next process fails its mmap (BENCHMARKS.md).
+  io_uring_unregister_buffers(&ring_);
+  io_uring_queue_exit(&ring_);
+  open_ = false;
+  cloned_ = false;
+  has_own_table_ = false;
+  registered_.assign(registered_.size(), false);
+}
+
+void read_ring::arm_wakeup() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // one entry is kept for it
+  io_uring_prep_read(sqe, wakeup_fd_, &wakeup_count_, sizeof wakeup_count_, 0);
+  io_uring_sqe_set_data64(sqe, wakeup_tag);
+}
+
+void read_ring::enqueue(const read_item& item, std::uint32_t client) {
+  if (head_ == queue_.size()) {  // empty: start over at the front, keeping the capacity
+    queue_.clear();
+    head_ = 0;
+  }
+  queue_.emplace_back(item, client);
+}
+
+void read_ring::prepare(std::uint32_t index) {
+  slot& s = slots_[index];
+  const auto& it = s.item;
+  auto* target = reinterpret_cast<void*>(it.address + s.done);
+  const auto length = static_cast<unsigned>(it.length - s.done);
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  assert(sqe != nullptr);  // the ring has an entry per slot
+  if (it.chunk < registered_.size() && registered_[it.chunk]) {
+    io_uring_prep_read_fixed(sqe, it.fd, target, length, it.offset + s.done,
+                             static_cast<int>(it.chunk));
+    ++reads_fixed_;
+  } else {
+    io_uring_prep_read(sqe, it.fd, target, length, it.offset + s.done);
+    ++reads_plain_;
+  }
+  io_uring_sqe_set_data64(sqe, index + 1);
+  s.submitted = false;
+}
+
+void read_ring::fill_window() {
+  while (!free_.empty() && head_ < queue_.size()) {
+    const auto index = free_.back();
+    free_.pop_back();
+    slots_[index] = slot{queue_[head_].first, queue_[head_].second, 0, false, false, true};
+    ++head_;
+    ++in_flight_;
+    prepare(index);
+  }
+}
+
+void read_ring::complete(std::uint32_t index, int result) {
+  slot& s = slots_[index];
+  result = faults_.apply(s.item, s.done, result, s.retried);
+  if (result >= 0) s.done += static_cast<std::uint64_t>(result);
+  if (result >= 0 && s.done < s.item.length && !s.retried) {
+    s.retried = true;  // a short read: once more for the remainder
+    prepare(index);
+    return;
+  }
+  const int outcome = result < 0 ? result : s.done == s.item.length ? static_cast<int>(s.done)
+                                                                     : -EIO;
+  s.busy = false;
+  --in_flight_;
+  free_.push_back(index);
+  done_(s.client, s.item.tag, outcome);
+}
+
+// Handles what the ring has completed; returns whether the wakeup was among it.
+bool read_ring::reap() {
+  io_uring_cqe* cqes[reap_batch];
+  bool woke = false;
+  const unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, reap_batch);
+  for (unsigned i = 0; i < n; ++i) {
+    const auto tag = io_uring_cqe_get_data64(cqes[i]);
+    const int res = cqes[i]->res;
+    if (tag == wakeup_tag) {
+      woke = true;
+      continue;
+    }
+    slots_[tag - 1].submitted = false;
+    complete(static_cast<std::uint32_t>(tag - 1), res);
+  }
+  io_uring_cq_advance(&ring_, n);
+  return woke;
+}
+
+void read_ring::mark_submitted() {
+  for (auto& s : slots_) s.submitted = s.submitted || s.busy;
+}
+
+// The one place the ring waits, so the window's occupancy is measured here: the time
+// outside it is the reader's own work, a few microseconds a loop.
+int read_ring::submit_and_wait() {
+  const auto start = now_ns();
+  const int rc = io_uring_submit_and_wait(&ring_, 1);
+  const auto waited = now_ns() - start;
+  if (in_flight_ > 0) busy_ns_ += waited;
+  in_flight_ns_ += in_flight_ * waited;
+  return rc;
+}
+
+bool read_ring::run_once() {
+  fill_window();
+  const int rc = faults_.fail_submit() ? -EIO : submit_and_wait();
+  if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+    reset();
+    return true;  // the owner re-reads its mailbox and asks for the table again
+  }
+  mark_submitted();
+  const bool woke = reap();
+  if (woke) arm_wakeup();
+  return woke;
+}
+
+void read_ring::drain() {
+  while (in_flight_ > 0) {
+    if (submit_and_wait() < 0) continue;  // EINTR, EAGAIN: again
+    mark_submitted();
+    if (reap()) arm_wakeup();
+  }
+}
+
+int read_ring::reset() {
+  // What the kernel has, it finishes; whatever is left goes back to the queue's front
+  // and starts over (a half-done short read is read again whole).
+  while (std::any_of(slots_.begin(), slots_.end(), [](const slot& s) { return s.submitted; })) {
+    io_uring_cqe* cqe = nullptr;
+    if (io_uring_wait_cqe(&ring_, &cqe) == 0) reap();
+  }
+  std::vector<std::pair<read_item, std::uint32_t>> unsent;
+  for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+    auto& s = slots_[i];
+    if (!s.busy) continue;
+    unsent.emplace_back(s.item, s.client);
+    s.busy = false;
+    free_.push_back(i);
+  }
+  in_flight_ = 0;
+  queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(head_), unsent.begin(),
+                unsent.end());
+  ++resets_;
+  close();
+  return open();
+}
+
+int read_ring::adopt(int source_ring_fd, const std::vector<std::uint64_t>& addresses,
+                     const std::vector<std::uint64_t>& sizes) {
+  registered_.resize(addresses.size(), false);
+  int rc = -EINVAL;
+  if (source_ring_fd >= 0) {
+    rc = clone_table(ring_.ring_fd, source_ring_fd, cloned_ ? clone_dst_replace : 0);
+    if (rc == -EINVAL && cloned_) {  // a 6.12 kernel cannot replace: unregister, clone
+      io_uring_unregister_buffers(&ring_);
+      rc = clone_table(ring_.ring_fd, source_ring_fd, 0);
+    }
+    cloned_ = rc == 0;
+  }
+  if (rc != 0) rc = register_own(addresses, sizes);
+  if (rc == 0)
+    for (std::size_t c = 0; c < addresses.size(); ++c) registered_[c] = addresses[c] != 0;
+  return rc;
+}
+
+// Without a clone: this ring's own sparse table, filled chunk by chunk as they come.
+int read_ring::register_own(const std::vector<std::uint64_t>& addresses,
+                            const std::vector<std::uint64_t>& sizes) {
+  if (!has_own_table_) {
+    const auto slots = static_cast<unsigned>(addresses.size());
+    const int rc = io_uring_register_buffers_sparse(&ring_, slots);
+    if (rc < 0) return rc;
+    has_own_table_ = true;
+  }
+  for (std::size_t c = 0; c < addresses.size(); ++c) {
+    if (addresses[c] == 0 || registered_[c]) continue;
+    iovec iov{reinterpret_cast<void*>(addresses[c]), sizes[c]};
+    const __u64 tag = 0;
+    const int rc = io_uring_register_buffers_update_tag(&ring_, static_cast<unsigned>(c), &iov,
+                                                        &tag, 1);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+std::size_t read_ring::registered_chunks() const {
+  return static_cast<std::size_t>(std::count(registered_.begin(), registered_.end(), true));
+}
+
+}  // namespace spillway

@@ -1,0 +1,102 @@
+// One reader's io_uring and its sliding window: up to `window` reads in flight, and
+// one more submitted each time one completes, whatever batch it belongs to. Reads go
+// through read_fixed where their target lies in a registered arena chunk, else through
+// plain reads. The ring also keeps a read posted on the owner's wakeup eventfd, so one
+// wait covers both I/O and new mail (STACK.md 2.8). Nothing here allocates per read:
+// the window's slots and the queue are sized up front and reused.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <liburing.h>
+
+#include "runtime/io/read_faults.hpp"
+
+namespace spillway {
+
+class read_ring {
+public:
+  // The owner's callback for a finished read: its client, its tag, and the bytes read
+  // (== length) or -errno.
+  using done_fn = std::function<void(std::uint32_t client, std::uint32_t tag, int result)>;
+
+  read_ring(unsigned window, int wakeup_fd, read_fault_rates faults, done_fn done);
+  ~read_ring();
+  read_ring(const read_ring&) = delete;
+  read_ring& operator=(const read_ring&) = delete;
+
+  // Sets the ring up in the calling thread (SINGLE_ISSUER|DEFER_TASKRUN where the kernel
+  // takes them). Returns 0 or -errno.
+  int open();
+  bool is_open() const { return open_; }
+  unsigned flags() const { return flags_; }
+
+  void enqueue(const read_item& item, std::uint32_t client);
+
+  // Fills the window, waits for a completion or the wakeup, handles what came back.
+  // Returns true when the wakeup fired. A failed submit resets the ring (see reset).
+  bool run_once();
+
+  // Waits for every submitted read; their results go to the callback.
+  void drain();
+
+  // Takes the buffer table: clones `source_ring_fd`'s when the kernel can, else
+  // registers the chunks at `addresses` (0 = not ready) on this ring. 0 or -errno.
+  int adopt(int source_ring_fd, const std::vector<std::uint64_t>& addresses,
+            const std::vector<std::uint64_t>& sizes);
+
+  // Drains, tears down and sets up the ring again; the registered table is gone, so
+  // the owner must ask for it again. Queued and unsubmitted reads stay queued.
+  int reset();
+
+  std::size_t registered_chunks() const;
+  std::uint64_t reads_fixed() const { return reads_fixed_; }
+  std::uint64_t reads_plain() const { return reads_plain_; }
+  std::uint64_t resets() const { return resets_; }
+  // Time spent waiting with reads in flight, and that time weighted by how many.
+  std::uint64_t busy_ns() const { return busy_ns_; }
+  std::uint64_t in_flight_ns() const { return in_flight_ns_; }
+
+private:
+  struct slot {
+    read_item item;
+    std::uint32_t client = 0;
+    std::uint64_t done = 0;    // bytes read so far
+    bool retried = false;      // a short read was resubmitted once already
+    bool submitted = false;
+    bool busy = false;
+  };
+
+  void arm_wakeup();
+  bool reap();
+  int submit_and_wait();
+  void mark_submitted();
+  int register_own(const std::vector<std::uint64_t>& addresses,
+                   const std::vector<std::uint64_t>& sizes);
+  void prepare(std::uint32_t index);
+  void fill_window();
+  void complete(std::uint32_t index, int result);
+  void close();
+
+  io_uring ring_{};
+  bool open_ = false;
+  unsigned flags_ = 0;
+  int wakeup_fd_;
+  std::uint64_t wakeup_count_ = 0;
+  std::vector<slot> slots_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::pair<read_item, std::uint32_t>> queue_;  // FIFO from head_
+  std::size_t head_ = 0;
+  std::size_t in_flight_ = 0;
+  std::vector<bool> registered_;  // per arena chunk
+  bool cloned_ = false;
+  bool has_own_table_ = false;
+  read_fault_dice faults_;
+  done_fn done_;
+  std::uint64_t reads_fixed_ = 0, reads_plain_ = 0, resets_ = 0;
+  std::uint64_t busy_ns_ = 0, in_flight_ns_ = 0;
+};
+
+}  // namespace spillway

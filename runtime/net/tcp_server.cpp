@@ -1,0 +1,62 @@
+#include "runtime/net/tcp_server.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "runtime/net/tcp_session.hpp"
+
+namespace spillway {
+
+tcp_server::tcp_server(std::shared_ptr<const segment_table> segments, const std::string& host,
+                       std::uint16_t port, const tcp_server_faults& faults)
+    : segments_(std::move(segments)),
+      faults_(faults),
+      listener_(listen_tcp(host, port)) {
+  port_ = local_port(listener_.get());
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+tcp_server::~tcp_server() {
+  {
+    std::lock_guard lock{mutex_};
+    stopping_ = true;
+    ::shutdown(listener_.get(), SHUT_RDWR);  // wakes accept()
+    for (auto& s : sessions_)
+      if (s.fd) ::shutdown(s.fd.get(), SHUT_RDWR);  // wakes their recv()
+  }
+  acceptor_.join();
+  for (auto& s : sessions_) s.thread.join();
+}
+
+void tcp_server::accept_loop() {
+  for (;;) {
+    unique_fd fd = accept_tcp(listener_.get());
+    std::lock_guard lock{mutex_};
+    if (stopping_) return;
+    if (!fd) continue;  // a peer that gave up while queued: keep serving the rest
+    sessions_.remove_if([](session& s) {  // reap the finished ones
+      if (s.fd) return false;
+      s.thread.join();
+      return true;
+    });
+    auto& s = sessions_.emplace_back();
+    s.fd = std::move(fd);
+    s.thread = std::thread([this, &s] { serve(s); });
+  }
+}
+
+void tcp_server::serve(session& s) {
+  serve_tcp_session(s.fd.get(), *segments_, [this] { return after_slice(); });
+  std::lock_guard lock{mutex_};
+  s.fd.reset();
+}
+
+bool tcp_server::after_slice() {
+  const auto served = ++served_;
+  if (served == faults_.kill_after_slices) ::kill(::getpid(), SIGKILL);
+  return served != faults_.drop_lane_after_slices;
+}
+
+}  // namespace spillway

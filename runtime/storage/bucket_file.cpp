@@ -1,0 +1,85 @@
+#include "runtime/storage/bucket_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+#include "runtime/io/unique_fd.hpp"
+
+namespace spillway {
+namespace {
+
+constexpr std::string_view bucket_suffix = ".bucket";
+constexpr std::string_view tmp_suffix = ".tmp";
+constexpr std::size_t id_digits = 16;
+
+std::string hex_id(std::uint64_t id) {
+  char text[id_digits + 1];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
+  return text;
+}
+
+// Reads exactly `size` bytes at `offset`; an empty string or what went wrong.
+std::string read_at(int fd, std::uint64_t offset, std::byte* out, std::size_t size) {
+  for (std::size_t done = 0; done < size;) {
+    const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::string{"read failed: "} + std::strerror(errno);
+    if (n == 0) return "file ends early";
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string bucket_file_name(std::uint64_t bucket_id) {
+  return hex_id(bucket_id) + std::string{bucket_suffix};
+}
+
+std::string bucket_tmp_name(std::uint64_t bucket_id) {
+  return hex_id(bucket_id) + std::string{tmp_suffix};
+}
+
+std::optional<std::uint64_t> parse_bucket_file_name(const std::string& name) {
+  const std::string_view view{name};
+  if (view.size() <= id_digits) return std::nullopt;
+  const auto suffix = view.substr(id_digits);
+  if (suffix != bucket_suffix && suffix != tmp_suffix) return std::nullopt;
+  std::uint64_t id = 0;
+  const auto [end, ec] = std::from_chars(view.data(), view.data() + id_digits, id, 16);
+  if (ec != std::errc{} || end != view.data() + id_digits) return std::nullopt;
+  return id;
+}
+
+std::string read_bucket_index(const std::filesystem::path& path, bucket_index& out) {
+  using namespace bucket_format;
+  const unique_fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (!file) return std::string{"cannot open: "} + std::strerror(errno);
+  struct stat st{};
+  if (::fstat(file.get(), &st) != 0) return std::string{"cannot stat: "} + std::strerror(errno);
+  out.file_size = static_cast<std::uint64_t>(st.st_size);
+  if (out.file_size % page_size != 0 || out.file_size < 2 * page_size)
+    return "size " + std::to_string(out.file_size) + " is not a whole number of pages, at least 2";
+
+  std::vector<std::byte> page(page_size);
+  if (auto e = read_at(file.get(), 0, page.data(), page_size); !e.empty()) return e;
+  if (auto e = decode_header(page, out.header); !e.empty()) return e;
+  if (auto e = read_at(file.get(), out.file_size - page_size, page.data(), page_size); !e.empty())
+    return e;
+  if (auto e = decode_footer(page, out.footer); !e.empty()) return e;
+  if (out.footer.index_offset + align_up(out.footer.index_size) != out.file_size - page_size)
+    return "index does not end where the footer starts";
+
+  std::vector<std::byte> index(out.footer.index_size);
+  if (auto e = read_at(file.get(), out.footer.index_offset, index.data(), index.size()); !e.empty())
+    return e;
+  return decode_index(index, out.footer, out.entries);
+}
+
+}  // namespace spillway

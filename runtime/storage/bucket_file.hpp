@@ -1,0 +1,40 @@
+// Bucket files on disk: their names, and reading a sealed one's index back without
+// touching its values (what recovery and `inspect` do).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/storage/bucket_format.hpp"
+
+namespace spillway {
+
+// A bucket id is the node id in the top 16 bits and a sequence in the low 48.
+constexpr std::uint64_t make_bucket_id(std::uint64_t node_id, std::uint64_t sequence) {
+  return node_id << 48 | (sequence & ((1ull << 48) - 1));
+}
+constexpr std::uint64_t bucket_sequence(std::uint64_t bucket_id) {
+  return bucket_id & ((1ull << 48) - 1);
+}
+
+// "<16 hex digits>.bucket", and the .tmp name the writer uses until the file is sealed.
+std::string bucket_file_name(std::uint64_t bucket_id);
+std::string bucket_tmp_name(std::uint64_t bucket_id);
+// The id in a bucket or tmp file name; nullopt for any other name.
+std::optional<std::uint64_t> parse_bucket_file_name(const std::string& name);
+
+struct bucket_index {
+  bucket_format::header header;
+  bucket_format::footer footer;
+  std::vector<bucket_format::index_entry> entries;
+  std::uint64_t file_size = 0;
+};
+
+// Reads and checks the header, the footer and the index of a sealed bucket file.
+// Returns an empty string when it is whole, else what is wrong with it.
+std::string read_bucket_index(const std::filesystem::path& path, bucket_index& out);
+
+}  // namespace spillway

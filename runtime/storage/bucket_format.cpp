@@ -1,0 +1,205 @@
+// Encoding and decoding of bucket files (layout in bucket_format.hpp). Plain functions
+// over byte spans: no I/O here, so every corruption can be tested by flipping bytes.
+#include "runtime/storage/bucket_format.hpp"
+
+#include <bit>
+#include <cstring>
+
+#include "runtime/storage/crc32c.hpp"
+
+namespace spillway::bucket_format {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the format is little-endian and encoded with memcpy");
+
+constexpr char header_magic[8] = {'S', 'P', 'L', 'W', 'B', 'K', 'T', '1'};
+constexpr char footer_magic[8] = {'S', 'P', 'L', 'W', 'F', 'T', 'R', '1'};
+constexpr char record_magic[4] = {'S', 'P', 'W', 'R'};
+constexpr std::size_t header_crc_at = 40;
+constexpr std::size_t footer_crc_at = 36;
+constexpr std::size_t record_crc_at = 12;
+static_assert(header_crc_at + 4 <= page_size && footer_size <= page_size);
+
+template <class T>
+void put(bytes out, std::size_t at, T value) {
+  std::memcpy(out.data() + at, &value, sizeof value);
+}
+
+template <class T>
+T get(const_bytes in, std::size_t at) {
+  T value;
+  std::memcpy(&value, in.data() + at, sizeof value);
+  return value;
+}
+
+void put_bytes(bytes out, std::size_t at, const void* data, std::size_t size) {
+  if (size != 0) std::memcpy(out.data() + at, data, size);
+}
+
+bool has_magic(const_bytes in, const char* magic, std::size_t size) {
+  return std::memcmp(in.data(), magic, size) == 0;
+}
+
+// The crc of a record: its header without the crc field, then key, then value.
+std::uint32_t record_crc(const_bytes header, std::string_view key, const_bytes value) {
+  std::uint32_t crc = crc32c(header.data(), record_crc_at);
+  crc = crc32c_extend(crc, header.data() + record_crc_at + 4,
+                      record_header_size - record_crc_at - 4);
+  crc = crc32c_extend(crc, key.data(), key.size());
+  return crc32c_extend(crc, value.data(), value.size());
+}
+
+std::string size_problem(const char* what, std::size_t got, std::size_t want) {
+  return std::string{what} + " is " + std::to_string(got) + " bytes, expected " +
+         std::to_string(want);
+}
+
+}  // namespace
+
+void encode_header(const header& h, bytes out) {
+  std::memset(out.data(), 0, out.size());
+  put_bytes(out, 0, header_magic, sizeof header_magic);
+  put<std::uint32_t>(out, 8, version);
+  put<std::uint32_t>(out, 12, page_size);
+  put(out, 16, h.node_id);
+  put(out, 24, h.bucket_id);
+  put(out, 32, h.created_ns);
+  put(out, header_crc_at, mask_crc(crc32c(out.data(), header_crc_at)));
+}
+
+std::string decode_header(const_bytes page, header& out) {
+  if (page.size() != page_size) return size_problem("header page", page.size(), page_size);
+  if (!has_magic(page, header_magic, sizeof header_magic)) return "header magic is wrong";
+  if (unmask_crc(get<std::uint32_t>(page, header_crc_at)) != crc32c(page.data(), header_crc_at))
+    return "header crc mismatch";
+  if (get<std::uint32_t>(page, 8) != version)
+    return "format version " + std::to_string(get<std::uint32_t>(page, 8)) + " is unknown";
+  if (get<std::uint32_t>(page, 12) != page_size) return "page size is not 4096";
+  out.node_id = get<std::uint64_t>(page, 16);
+  out.bucket_id = get<std::uint64_t>(page, 24);
+  out.created_ns = get<std::uint64_t>(page, 32);
+  return {};
+}
+
+std::uint32_t encode_record(std::uint64_t bucket_id, std::string_view key, const_bytes value,
+                            bytes out) {
+  const std::size_t used = record_header_size + key.size() + value.size();
+  put_bytes(out, 0, record_magic, sizeof record_magic);
+  put(out, 4, static_cast<std::uint32_t>(key.size()));
+  put(out, 8, static_cast<std::uint32_t>(value.size()));
+  put(out, 16, bucket_id);
+  put_bytes(out, record_header_size, key.data(), key.size());
+  put_bytes(out, record_header_size + key.size(), value.data(), value.size());
+  std::memset(out.data() + used, 0, out.size() - used);
+  const std::uint32_t crc = record_crc(out.first(record_header_size), key, value);
+  put(out, record_crc_at, mask_crc(crc));
+  return crc;
+}
+
+std::string decode_record(const_bytes pages, std::uint64_t bucket_id, const index_entry& want,
+                          record_view& out) {
+  const auto size = record_size(want.key.size(), want.value_size);
+  if (pages.size() < size) return size_problem("record", pages.size(), size);
+  if (!has_magic(pages, record_magic, sizeof record_magic)) return "record magic is wrong";
+  const auto key_size = get<std::uint32_t>(pages, 4);
+  const auto value_size = get<std::uint32_t>(pages, 8);
+  if (key_size != want.key.size() || value_size != want.value_size)
+    return "record lengths differ from the index";
+  const std::string_view key{reinterpret_cast<const char*>(pages.data()) + record_header_size,
+                             key_size};
+  const auto value = pages.subspan(record_header_size + key_size, value_size);
+  const auto crc = unmask_crc(get<std::uint32_t>(pages, record_crc_at));
+  if (crc != want.crc) return "record crc differs from the index";
+  if (record_crc(pages.first(record_header_size), key, value) != crc)
+    return "record crc mismatch";
+  if (get<std::uint64_t>(pages, 16) != bucket_id) return "record belongs to another bucket";
+  if (key != want.key) return "record key differs from the index";
+  out = record_view{key, value};
+  return {};
+}
+
+std::uint64_t index_size(std::span<const index_entry> entries) {
+  std::uint64_t size = 0;
+  for (const auto& e : entries) size += index_entry_header_size + e.key.size();
+  return size;
+}
+
+std::uint32_t encode_index(std::span<const index_entry> entries, bytes out) {
+  std::size_t at = 0;
+  for (const auto& e : entries) {
+    put(out, at, static_cast<std::uint32_t>(e.key.size()));
+    put(out, at + 4, e.value_size);
+    put(out, at + 8, e.offset);
+    put(out, at + 16, mask_crc(e.crc));
+    put_bytes(out, at + index_entry_header_size, e.key.data(), e.key.size());
+    at += index_entry_header_size + e.key.size();
+  }
+  std::memset(out.data() + at, 0, out.size() - at);
+  return crc32c(out.data(), at);
+}
+
+void encode_footer(const footer& f, bytes out) {
+  std::memset(out.data(), 0, out.size());
+  put_bytes(out, 0, footer_magic, sizeof footer_magic);
+  put(out, 8, f.index_offset);
+  put(out, 16, f.index_size);
+  put(out, 24, f.record_count);
+  put(out, 32, mask_crc(f.index_crc));
+  put(out, footer_crc_at, mask_crc(crc32c(out.data(), footer_crc_at)));
+}
+
+std::string decode_footer(const_bytes page, footer& out) {
+  if (page.size() != page_size) return size_problem("footer page", page.size(), page_size);
+  if (!has_magic(page, footer_magic, sizeof footer_magic)) return "footer magic is wrong";
+  if (unmask_crc(get<std::uint32_t>(page, footer_crc_at)) != crc32c(page.data(), footer_crc_at))
+    return "footer crc mismatch";
+  out.index_offset = get<std::uint64_t>(page, 8);
+  out.index_size = get<std::uint64_t>(page, 16);
+  out.record_count = get<std::uint64_t>(page, 24);
+  out.index_crc = unmask_crc(get<std::uint32_t>(page, 32));
+  if (out.index_offset < page_size || out.index_offset % page_size != 0)
+    return "index offset " + std::to_string(out.index_offset) + " is not a page past the header";
+  return {};
+}
+
+// Checks one entry against the layout: records are page-aligned, in file order, and
+// end before the index starts.
+static std::string check_entry(const index_entry& e, std::uint64_t record_area_start,
+                               std::uint64_t index_offset) {
+  if (e.key.empty() || e.key.size() > max_key_size) return "index entry has a bad key length";
+  if (e.offset % page_size != 0 || e.offset < record_area_start)
+    return "index entry for '" + e.key + "' points at offset " + std::to_string(e.offset);
+  if (e.offset + record_size(e.key.size(), e.value_size) > index_offset)
+    return "index entry for '" + e.key + "' runs into the index";
+  return {};
+}
+
+std::string decode_index(const_bytes index, const footer& f, std::vector<index_entry>& out) {
+  if (index.size() != f.index_size) return size_problem("index", index.size(), f.index_size);
+  if (crc32c(index.data(), index.size()) != f.index_crc) return "index crc mismatch";
+  out.clear();
+  std::uint64_t next_record = page_size;  // records follow the header page, in order
+  for (std::size_t at = 0; at < index.size();) {
+    if (index.size() - at < index_entry_header_size) return "index ends inside an entry";
+    index_entry e;
+    const auto key_size = get<std::uint32_t>(index, at);
+    e.value_size = get<std::uint32_t>(index, at + 4);
+    e.offset = get<std::uint64_t>(index, at + 8);
+    e.crc = unmask_crc(get<std::uint32_t>(index, at + 16));
+    at += index_entry_header_size;
+    if (index.size() - at < key_size) return "index ends inside a key";
+    e.key.assign(reinterpret_cast<const char*>(index.data()) + at, key_size);
+    at += key_size;
+    if (auto problem = check_entry(e, next_record, f.index_offset); !problem.empty())
+      return problem;
+    next_record = e.offset + record_size(e.key.size(), e.value_size);
+    out.push_back(std::move(e));
+  }
+  if (out.size() != f.record_count)
+    return "index holds " + std::to_string(out.size()) + " entries, the footer says " +
+           std::to_string(f.record_count);
+  return {};
+}
+
+}  // namespace spillway::bucket_format

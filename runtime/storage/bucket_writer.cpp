@@ -1,0 +1,298 @@
+// The write loop: fill a staging slot, submit it, move to the next slot (waiting for
+// its previous write only if it is still in flight), and check every completion.
+#include "runtime/storage/bucket_writer.hpp"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <cassert>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/io/unique_fd.hpp"
+
+namespace spillway {
+namespace {
+
+namespace bf = bucket_format;
+
+// Four slots of 4 MiB: writes big enough to stream, three in flight while one fills.
+constexpr std::size_t slot_count = 4;
+constexpr std::size_t slot_size = 4u << 20;
+
+// Page-aligned anonymous memory, hugepage-backed where THP allows, so a write's pages
+// are few and contiguous (the disk splits a request at 254 segments).
+struct aligned_buffer {
+  std::byte* data = nullptr;
+  std::size_t size = 0;
+
+  void reserve(std::size_t want) {
+    if (want <= size) return;
+    release();
+    void* p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(p, want, MADV_HUGEPAGE);
+    data = static_cast<std::byte*>(p);
+    size = want;
+  }
+  void release() {
+    if (data) ::munmap(data, size);
+    data = nullptr;
+    size = 0;
+  }
+  ~aligned_buffer() { release(); }
+};
+
+struct slot {
+  aligned_buffer buffer;
+  std::size_t used = 0;          // bytes staged
+  std::size_t written = 0;       // bytes the kernel has confirmed
+  std::uint64_t file_offset = 0;
+  bool in_flight = false;
+};
+
+io_failure failure(int err, const char* op, const std::filesystem::path& path) {
+  return {err, std::string{op} + " " + path.string() + ": " + std::strerror(err)};
+}
+
+// 0, or the errno of opening or syncing `dir`.
+int fsync_dir(const std::filesystem::path& dir) {
+  const unique_fd fd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  return !fd || ::fsync(fd.get()) != 0 ? errno : 0;
+}
+
+}  // namespace
+
+struct bucket_writer::state {
+  options opts;
+  io_uring ring{};
+  bool ring_ok = false;
+  std::array<slot, slot_count> slots;
+  std::size_t current = 0;
+  aligned_buffer large;              // records bigger than a slot, index and footer
+  unique_fd fd;
+  std::uint64_t id = 0;
+  bf::header header;
+  std::filesystem::path tmp_path;
+  std::uint64_t size = 0;
+  std::vector<bf::index_entry> entries;
+  std::optional<io_failure> failed;  // the first failed write of the open bucket
+
+  slot& cur() { return slots[current]; }
+
+  // -- submission and completion -------------------------------------------------
+
+  void submit(std::size_t index) {
+    slot& s = slots[index];
+    assert(s.used % bf::page_size == 0 && !s.in_flight);
+    if (!ring_ok) return write_now(s.buffer.data, s.used, s.file_offset);
+    s.written = 0;
+    s.in_flight = true;
+    queue_write(index);
+  }
+
+  void queue_write(std::size_t index) {
+    slot& s = slots[index];
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);  // never full: one entry per slot
+    io_uring_prep_write(sqe, fd.get(), s.buffer.data + s.written,
+                        static_cast<unsigned>(s.used - s.written), s.file_offset + s.written);
+    io_uring_sqe_set_data64(sqe, index);
+    const int rc = io_uring_submit(&ring);
+    if (rc < 0) complete(index, rc);
+  }
+
+  void complete(std::size_t index, int res) {
+    slot& s = slots[index];
+    if (res > 0) s.written += static_cast<std::size_t>(res);
+    if (res > 0 && s.written < s.used) return queue_write(index);  // short: the rest
+    s.in_flight = false;
+    if (res <= 0 && !failed) failed = failure(res < 0 ? -res : EIO, "write", tmp_path);
+  }
+
+  void wait(std::size_t index) {
+    while (slots[index].in_flight) {
+      io_uring_cqe* cqe = nullptr;
+      const int rc = io_uring_wait_cqe(&ring, &cqe);
+      if (rc == -EINTR) continue;
+      assert(rc == 0);  // only fails on a ring we set up wrong
+      const auto done = static_cast<std::size_t>(io_uring_cqe_get_data64(cqe));
+      const int res = cqe->res;
+      io_uring_cqe_seen(&ring, cqe);
+      complete(done, res);
+    }
+  }
+
+  void wait_all() {
+    for (std::size_t i = 0; i < slot_count; ++i) wait(i);
+  }
+
+  // Synchronous pwrite of whole pages, for the posix engine and for large pieces.
+  void write_now(const std::byte* data, std::size_t n, std::uint64_t offset) {
+    for (std::size_t done = 0; done < n && !failed;) {
+      const ssize_t w =
+        ::pwrite(fd.get(), data + done, n - done, static_cast<off_t>(offset + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) failed = failure(w < 0 ? errno : EIO, "write", tmp_path);
+      else done += static_cast<std::size_t>(w);
+    }
+  }
+
+  // -- staging -------------------------------------------------------------------
+
+  // Room for `n` more bytes in the current slot, starting at the file's end.
+  std::byte* stage(std::size_t n) {
+    if (cur().used + n > slot_size) {
+      submit(current);
+      current = (current + 1) % slot_count;
+      wait(current);
+      cur().used = 0;
+    }
+    if (cur().used == 0) cur().file_offset = size;
+    std::byte* at = cur().buffer.data + cur().used;
+    cur().used += n;
+    size += n;
+    return at;
+  }
+
+  // Writes the staged slot, then `n` bytes from `large`, at the file's end.
+  void write_large(std::size_t n) {
+    if (cur().used != 0) submit(current);
+    wait_all();
+    if (cur().used != 0) {
+      current = (current + 1) % slot_count;
+      cur().used = 0;
+    }
+    write_now(large.data, n, size);
+    size += n;
+  }
+
+  // -- file ----------------------------------------------------------------------
+
+  int open_tmp() {
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+    if (!opts.refuse_o_direct) {
+      fd.reset(::open(tmp_path.c_str(), flags | O_DIRECT, 0644));
+      if (fd || errno != EINVAL) return fd ? 0 : errno;
+      ::unlink(tmp_path.c_str());
+    }
+    static bool said = false;  // once per process: it is a property of the filesystem
+    if (!said) spdlog::warn("{}: O_DIRECT refused, writing through the page cache",
+                            opts.dir.string());
+    said = true;
+    fd.reset(::open(tmp_path.c_str(), flags, 0644));
+    return fd ? 0 : errno;
+  }
+
+  void close_and_remove() {
+    if (!fd) return;
+    if (ring_ok) wait_all();
+    fd.reset();
+    ::unlink(tmp_path.c_str());
+    entries.clear();
+    failed.reset();
+  }
+
+  std::optional<io_failure> finish(bucket_index& sealed);
+};
+
+bucket_writer::bucket_writer(options opts) : s_(std::make_unique<state>()) {
+  s_->opts = std::move(opts);
+  for (auto& s : s_->slots) s.buffer.reserve(slot_size);
+  if (s_->opts.use_uring) {
+    const int rc = io_uring_queue_init(slot_count, &s_->ring, 0);
+    s_->ring_ok = rc == 0;
+    if (rc < 0)
+      spdlog::warn("writer: io_uring unusable ({}), writing with pwrite", strerrorname_np(-rc));
+  }
+}
+
+bucket_writer::~bucket_writer() {
+  abandon();
+  if (s_->ring_ok) io_uring_queue_exit(&s_->ring);
+}
+
+std::optional<io_failure> bucket_writer::open(std::uint64_t bucket_id) {
+  assert(!is_open());
+  s_->id = bucket_id;
+  s_->tmp_path = s_->opts.dir / bucket_tmp_name(bucket_id);
+  if (const int err = s_->open_tmp()) return failure(err, "create", s_->tmp_path);
+  s_->size = 0;
+  s_->current = 0;
+  s_->cur().used = 0;
+  const auto created = std::chrono::system_clock::now().time_since_epoch();
+  s_->header = {s_->opts.node_id, bucket_id,
+                static_cast<std::uint64_t>(
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(created).count())};
+  bf::encode_header(s_->header, {s_->stage(bf::page_size), bf::page_size});
+  return std::nullopt;
+}
+
+std::optional<io_failure> bucket_writer::append(std::string_view key,
+                                                std::span<const std::byte> value) {
+  assert(is_open() && !key.empty() && key.size() <= bf::max_key_size);
+  if (s_->failed) return s_->failed;
+  const auto n = bf::record_size(key.size(), value.size());
+  const auto offset = s_->size;
+  std::uint32_t crc = 0;
+  if (n <= slot_size) {
+    crc = bf::encode_record(s_->id, key, value, {s_->stage(n), n});
+  } else {
+    s_->large.reserve(n);
+    crc = bf::encode_record(s_->id, key, value, {s_->large.data, n});
+    s_->write_large(n);
+  }
+  s_->entries.push_back({std::string{key}, static_cast<std::uint32_t>(value.size()), offset, crc});
+  return s_->failed;
+}
+
+std::optional<io_failure> bucket_writer::state::finish(bucket_index& sealed) {
+  bf::footer footer;
+  footer.index_offset = size;
+  footer.index_size = bf::index_size(entries);
+  footer.record_count = entries.size();
+  const auto index_pages = bf::align_up(footer.index_size);
+  large.reserve(index_pages + bf::page_size);
+  footer.index_crc = bf::encode_index(entries, {large.data, index_pages});
+  bf::encode_footer(footer, {large.data + index_pages, bf::page_size});
+  write_large(index_pages + bf::page_size);
+  if (failed) return failed;
+  if (::fdatasync(fd.get()) != 0) return failure(errno, "fdatasync", tmp_path);
+  const auto path = opts.dir / bucket_file_name(id);
+  if (::rename(tmp_path.c_str(), path.c_str()) != 0) return failure(errno, "rename", tmp_path);
+  if (const int err = fsync_dir(opts.dir); err != 0) {
+    ::unlink(path.c_str());  // not durable under its name: it must not be published
+    return failure(err, "fsync directory", opts.dir);
+  }
+  sealed.header = header;
+  sealed.footer = footer;
+  sealed.entries = std::move(entries);
+  sealed.file_size = size;
+  return std::nullopt;
+}
+
+std::optional<io_failure> bucket_writer::seal(bucket_index& sealed) {
+  assert(is_open());
+  auto result = s_->finish(sealed);
+  if (!result) {
+    s_->fd.reset();  // renamed: nothing to remove
+    s_->entries.clear();
+  }
+  s_->close_and_remove();
+  return result;
+}
+
+void bucket_writer::abandon() { s_->close_and_remove(); }
+
+bool bucket_writer::is_open() const { return static_cast<bool>(s_->fd); }
+std::uint64_t bucket_writer::bucket_id() const { return s_->id; }
+std::uint64_t bucket_writer::file_size() const { return s_->size; }
+std::size_t bucket_writer::record_count() const { return s_->entries.size(); }
+
+}  // namespace spillway

@@ -1,0 +1,65 @@
+// Writes bucket files, one open at a time. Each value is copied once, into a page-
+// aligned staging slot, and goes to disk from there (O_DIRECT where the filesystem
+// takes it) through io_uring, a few slots in flight while the next fills; pwrite
+// where io_uring is unusable. Sealing writes the index and footer, fdatasyncs,
+// renames <id>.tmp to <id>.bucket and fsyncs the directory: only then does the file
+// exist under its real name, so a crash leaves either a whole bucket or a .tmp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "runtime/storage/bucket_file.hpp"
+
+namespace spillway {
+
+struct io_failure {
+  int sys_errno = 0;
+  std::string what;  // "write /data/00010000000000a1.tmp: No space left on device"
+};
+
+class bucket_writer {
+public:
+  struct options {
+    std::filesystem::path dir;
+    std::uint64_t node_id = 1;
+    bool use_uring = true;
+    bool refuse_o_direct = false;  // fault injection: act as if O_DIRECT gave EINVAL
+  };
+
+  explicit bucket_writer(options opts);
+  ~bucket_writer();  // abandons an open bucket
+  bucket_writer(const bucket_writer&) = delete;
+  bucket_writer& operator=(const bucket_writer&) = delete;
+
+  // Creates <id>.tmp and stages its header page.
+  std::optional<io_failure> open(std::uint64_t bucket_id);
+
+  // Stages one record; a failed earlier write is reported here. key and value must
+  // fit the format (bucket_format::max_key_size, max_value_size).
+  std::optional<io_failure> append(std::string_view key, std::span<const std::byte> value);
+
+  // Writes everything out, syncs and renames; on success `sealed` describes the file.
+  // On failure the tmp file is gone. Either way no bucket is open afterwards.
+  std::optional<io_failure> seal(bucket_index& sealed);
+
+  // Drops the open bucket: waits for its writes, removes its tmp file.
+  void abandon();
+
+  bool is_open() const;
+  std::uint64_t bucket_id() const;
+  std::uint64_t file_size() const;  // header and records staged so far
+  std::size_t record_count() const;
+
+private:
+  struct state;
+  std::unique_ptr<state> s_;
+};
+
+}  // namespace spillway

@@ -1,0 +1,58 @@
+#include "runtime/storage/store_inspection.hpp"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "runtime/storage/record_reader.hpp"
+#include "runtime/storage/recovery.hpp"
+#include "runtime/io/unique_fd.hpp"
+
+namespace spillway {
+namespace {
+
+void verify_bucket(const recovered_bucket& bucket, store_inspection& out) {
+  const unique_fd fd{::open(bucket.path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (!fd) {
+    out.bad_records.push_back({bucket.path.filename(), "", 0, std::strerror(errno)});
+    return;
+  }
+  std::string value;
+  std::string problem;
+  for (const auto& e : bucket.index.entries)
+    if (!read_record(fd.get(), bucket.index.header.bucket_id, e, value, problem).ok())
+      out.bad_records.push_back({bucket.path.filename(), e.key, e.offset, problem});
+}
+
+}  // namespace
+
+store_inspection inspect_store(const std::filesystem::path& data_dir, bool verify) {
+  store_inspection out;
+  const auto store = scan_data_dir(data_dir);
+  std::unordered_map<std::string, std::uint32_t> newest;  // key -> value size
+  for (const auto& b : store.buckets) {
+    out.buckets += 1;
+    out.records += b.index.entries.size();
+    out.file_bytes += b.index.file_size;
+    for (const auto& e : b.index.entries) {
+      auto [it, fresh] = newest.try_emplace(e.key, e.value_size);
+      if (!fresh) {
+        out.garbage_bytes += it->second;
+        it->second = e.value_size;
+      }
+    }
+    if (verify) verify_bucket(b, out);
+  }
+  for (const auto& [key, size] : newest) out.live_bytes += size;
+  out.keys = newest.size();
+  for (const auto& r : store.rejected) {
+    if (r.path.extension() == ".tmp") out.unsealed.push_back(r.path.filename());
+    else out.damaged.push_back(r.path.filename().string() + ": " + r.reason);
+  }
+  out.verified = verify;
+  return out;
+}
+
+}  // namespace spillway

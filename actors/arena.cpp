@@ -1,5 +1,8 @@
 // State chart:  populating (chunk by chunk, 2 MiB a step, serving in between) --> ready
-//   lease:  granted --ready--> leased (lease_ms clock) --release | expiry--> free
+//   lease:  granted --ready(holder)--> held --release | holder down | expiry--> free
+//   Only a holder in another process has the lease_ms clock: one here is an actor of
+//   this process that releases, or is seen going down; its views are never lent again
+//   while it can read them.
 // An alloc that finds no room waits, in order, until a release or expiry makes room.
 #include "actors/arena.hpp"
 
@@ -26,12 +29,13 @@ constexpr std::uint64_t populate_step = 2u << 20;
 
 struct lease {
   std::vector<arena_extent> runs;
-  bool ready = false;
+  caf::actor_addr holder;  // set once ready
 };
 
 struct waiting_alloc {
   caf::typed_response_promise<arena_grant> promise;
   std::vector<std::uint64_t> sizes;
+  bool whole = false;
 };
 
 struct arena_state {
@@ -43,15 +47,21 @@ struct arena_state {
   std::unordered_map<std::uint64_t, lease> leases;
   std::uint64_t next_lease = 1;
   std::uint64_t expired = 0;
+  std::uint64_t abandoned = 0;
+  std::unordered_map<caf::actor_addr, std::uint32_t> holders;  // leases held, by holder
   std::deque<waiting_alloc> waiting;
   std::vector<std::uint64_t> chunk_addresses;
   static inline const char* name = "arena";
 
-  // Extents for as many sizes as fit now, or nullopt when none does.
-  std::optional<arena_grant> try_grant(const std::vector<std::uint64_t>& sizes) {
+  // Extents for as many sizes as fit now (all of them when `whole`), or nullopt.
+  std::optional<arena_grant> try_grant(const std::vector<std::uint64_t>& sizes, bool whole) {
     arena_grant grant;
     lease l;
-    if (allocator.allocate(sizes, grant.extents, l.runs) == 0) return std::nullopt;
+    const auto placed = allocator.allocate(sizes, grant.extents, l.runs);
+    if (placed == 0 || (whole && placed < sizes.size())) {
+      allocator.release(l.runs);
+      return std::nullopt;
+    }
     grant.lease = next_lease++;
     grant.chunk_addresses = chunk_addresses;
     leases.emplace(grant.lease, std::move(l));
@@ -61,23 +71,63 @@ struct arena_state {
   // Serves waiting allocs in order while they fit.
   void serve_waiting() {
     while (!waiting.empty()) {
-      auto grant = try_grant(waiting.front().sizes);
+      auto grant = try_grant(waiting.front().sizes, waiting.front().whole);
       if (!grant) return;
       waiting.front().promise.deliver(std::move(*grant));
       waiting.pop_front();
     }
   }
 
-  void give_back(std::uint64_t id) {
-    auto it = leases.find(id);
-    if (it == leases.end()) return;  // released twice, or expired first: harmless
-    allocator.release(it->second.runs);
-    leases.erase(it);
-    serve_waiting();
+  // How many of `sizes`, in order, an empty arena could hold at once: a whole alloc
+  // waits for those and gives up the rest, which would otherwise wait forever.
+  std::size_t fit_when_empty(const std::vector<std::uint64_t>& sizes) const {
+    extent_allocator empty;
+    for (std::uint32_t c = 0; c < memory->chunk_count(); ++c)
+      empty.add(c, 0, memory->chunk_size(c));
+    std::vector<arena_extent> extents, runs;
+    return empty.allocate(sizes, extents, runs);
   }
 };
 
 using arena_pointer = arena_actor::stateful_pointer<arena_state>;
+
+void give_back(arena_pointer self, std::uint64_t id) {
+  auto& st = self->state;
+  auto it = st.leases.find(id);
+  if (it == st.leases.end()) return;  // released twice, or expired first: harmless
+  const auto holder = it->second.holder;
+  st.allocator.release(it->second.runs);
+  st.leases.erase(it);
+  if (holder && --st.holders[holder] == 0) {
+    st.holders.erase(holder);
+    self->demonitor(holder);
+  }
+  st.serve_waiting();
+}
+
+// The holder reads the lease's memory from now on; it is watched until it lets go.
+void hand_over(arena_pointer self, std::uint64_t id, const caf::actor& holder) {
+  auto& st = self->state;
+  auto it = st.leases.find(id);
+  if (it == st.leases.end() || it->second.holder) return;
+  if (!holder) return give_back(self, id);  // the reply goes nowhere: no one can read it
+  it->second.holder = holder.address();
+  if (st.holders[holder.address()]++ == 0) self->monitor(holder);
+  if (holder.node() != self->node())
+    self->delayed_send(self, std::chrono::milliseconds{st.config.lease_ms}, caf::timeout_atom_v,
+                       id);
+}
+
+// A holder that went away (a caller that returned, a peer whose connection dropped)
+// can read nothing any more: its leases come back.
+void on_holder_down(arena_pointer self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  std::vector<std::uint64_t> held;
+  for (const auto& [id, l] : st.leases)
+    if (l.holder == msg.source) held.push_back(id);
+  st.abandoned += held.size();
+  for (auto id : held) give_back(self, id);
+}
 
 // Each populated step is lent out at once (the first batch waits for one step, not for
 // a chunk); a chunk goes to the registrar once it is whole.
@@ -105,38 +155,41 @@ arena_actor::behavior_type arena(arena_pointer self, read_section config,
   st.registrar = std::move(registrar);
   st.memory = std::move(memory);
   st.chunk_addresses.assign(st.memory->chunk_count(), 0);
+  self->set_down_handler([self](caf::down_msg& msg) { on_holder_down(self, msg); });
   self->send(self, caf::tick_atom_v);
   return {
-    [self](alloc_atom, std::vector<std::uint64_t>& sizes) -> caf::result<arena_grant> {
+    [self](alloc_atom, std::vector<std::uint64_t>& sizes,
+           bool whole) -> caf::result<arena_grant> {
       auto& st = self->state;
       if (st.waiting.empty())
-        if (auto grant = st.try_grant(sizes)) return std::move(*grant);
+        if (auto grant = st.try_grant(sizes, whole)) return std::move(*grant);
+      if (whole) {
+        sizes.resize(st.fit_when_empty(sizes));  // the rest would wait forever
+        if (sizes.empty()) return arena_grant{};
+      }
       auto promise = self->make_response_promise<arena_grant>();
-      st.waiting.push_back({promise, std::move(sizes)});
+      st.waiting.push_back({promise, std::move(sizes), whole});
+      st.serve_waiting();  // what is left of a whole alloc may fit now
       return promise;
     },
-    [self](ready_atom, std::uint64_t id) {
-      auto it = self->state.leases.find(id);
-      if (it == self->state.leases.end()) return;
-      it->second.ready = true;
-      self->delayed_send(self, std::chrono::milliseconds{self->state.config.lease_ms},
-                         caf::timeout_atom_v, id);
-    },
-    [self](release_atom, std::uint64_t id) { self->state.give_back(id); },
+    [self](ready_atom, std::uint64_t id, caf::actor& holder) { hand_over(self, id, holder); },
+    [self](release_atom, std::uint64_t id) { give_back(self, id); },
     [self](caf::timeout_atom, std::uint64_t id) {
       auto& st = self->state;
       if (!st.leases.count(id)) return;
       spdlog::warn("arena: lease {} expired after {} ms; its extents are reclaimed", id,
                    st.config.lease_ms);
       ++st.expired;
-      st.give_back(id);
+      give_back(self, id);
     },
     [self](caf::tick_atom) { populate_step_of(self); },
     [self](stats_atom) {
       const auto& st = self->state;
-      return arena_stats{st.memory->size(), st.allocator.total_bytes(),
-                         st.allocator.free_bytes(), st.leases.size(), st.expired,
-                         st.memory->huge_bytes(), to_string(st.memory->pages())};
+      return arena_stats{st.memory->size(),       st.allocator.total_bytes(),
+                         st.allocator.free_bytes(), st.leases.size(),
+                         st.waiting.size(),         st.expired,
+                         st.abandoned,              st.memory->huge_bytes(),
+                         to_string(st.memory->pages())};
     },
   };
 }

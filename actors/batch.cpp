@@ -1,7 +1,9 @@
 // State chart:
 //   resolving --catalog--> pinning --every bucket--> allocating --grant--> reading
 //   reading --every read checked--> answered (buckets unpinned, lease clock started)
-//   A grant that covers only some reads dispatches those and asks again for the rest.
+//   A batch that copies out in waves takes what fits and asks again for the rest; one
+//   whose caller holds every value at once asks for all of it in one grant (a value the
+//   whole arena cannot hold with the others fails as too_large).
 //   The deadline (read.timeout_ms) fails the reads still waiting for arena space; a
 //   read already in flight is always waited for, since its extent is not ours to lend.
 //   A read refused with EINVAL on an O_DIRECT file asks its bucket for the file opened
@@ -52,6 +54,7 @@ struct batch_state {
   std::vector<std::string> keys;
   get_reply reply;
   caf::typed_response_promise<get_reply> promise;
+  caf::actor holder;                        // who the reply goes to: reads the leases
   std::vector<pinned_bucket> buckets;
   std::vector<read_plan> plans;
   std::vector<std::uint64_t> reader_bytes;  // outstanding per reader
@@ -64,6 +67,7 @@ struct batch_state {
   static inline const char* name = "batch";
 
   bool group_mode() const { return context.config.mode == "group"; }
+  bool in_waves() const { return static_cast<bool>(context.wave_sink); }
 
   void settle(read_plan& p, key_status status) {
     reply.items[p.key].status = status;
@@ -101,13 +105,13 @@ get_reply take_finished(batch_state& st) {
 // rest until their extents come back, this is what brings them back.
 void maybe_send_wave(batch_pointer self) {
   auto& st = self->state;
-  if (!st.context.wave_sink || !st.alloc_pending) return;
+  if (!st.in_waves() || !st.alloc_pending) return;
   const bool reading = std::any_of(st.plans.begin(), st.plans.end(),
                                    [](const auto& p) { return p.placed && !p.done; });
   if (reading) return;
   auto part = take_finished(st);
   if (part.items.empty()) return;
-  for (auto lease : part.leases) self->send(st.context.arena, ready_atom_v, lease);
+  for (auto lease : part.leases) self->send(st.context.arena, ready_atom_v, lease, st.holder);
   caf::anon_send(st.context.wave_sink, wave_atom_v, std::move(part));
 }
 
@@ -266,7 +270,7 @@ void on_grant(batch_pointer self, arena_grant& grant) {
     self->send(st.context.arena, release_atom_v, grant.lease);
     return self->quit();
   }
-  st.reply.leases.push_back(grant.lease);
+  if (grant.lease != 0) st.reply.leases.push_back(grant.lease);
   std::vector<std::uint32_t> placed;
   std::size_t next = 0;
   for (std::uint32_t i = 0; i < st.plans.size() && next < grant.extents.size(); ++i) {
@@ -278,6 +282,9 @@ void on_grant(batch_pointer self, arena_grant& grant) {
     p.placed = true;
     placed.push_back(i);
   }
+  if (!st.in_waves())  // a whole grant: what it left out could never fit
+    for (auto& p : st.plans)
+      if (!p.placed && !p.done) st.settle(p, {key_error::too_large, 0});
   if (st.group_mode()) dispatch_next_group(self);
   else dispatch(self, placed);
   const bool more = std::any_of(st.plans.begin(), st.plans.end(),
@@ -296,7 +303,7 @@ void allocate(batch_pointer self) {
   st.alloc_pending = true;
   // No timeout: the arena answers when space comes back, and the grant must reach us
   // even after our deadline, or its extents would be lost (see on_grant).
-  self->request(st.context.arena, caf::infinite, alloc_atom_v, std::move(sizes))
+  self->request(st.context.arena, caf::infinite, alloc_atom_v, std::move(sizes), !st.in_waves())
     .then([self](arena_grant& grant) { on_grant(self, grant); },
           [self](caf::error&) {
             self->state.alloc_pending = false;
@@ -370,7 +377,7 @@ void finish_if_done(batch_pointer self) {
   for (const auto& b : st.buckets)
     if (b.file.fd >= 0)
       self->send(b.reads.bucket, unpin_atom_v, static_cast<std::uint32_t>(b.reads.records.size()));
-  for (auto lease : st.reply.leases) self->send(st.context.arena, ready_atom_v, lease);
+  for (auto lease : st.reply.leases) self->send(st.context.arena, ready_atom_v, lease, st.holder);
   if (std::find(st.sent.begin(), st.sent.end(), true) != st.sent.end())
     st.promise.deliver(take_finished(st));  // waves went out: only the rest
   else
@@ -406,6 +413,7 @@ batch_actor::behavior_type batch(batch_pointer self, batch_context context) {
     [self](caf::get_atom, std::vector<std::string>& keys) {
       auto& st = self->state;
       st.keys = std::move(keys);
+      st.holder = caf::actor_cast<caf::actor>(self->current_sender());  // delegated to us
       st.reply.items.resize(st.keys.size());
       st.sent.assign(st.keys.size(), false);
       st.promise = self->make_response_promise<get_reply>();

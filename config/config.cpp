@@ -159,7 +159,7 @@ constexpr std::array schema = {
     choice(SPILLWAY_KEY(read, arena_pages), "auto|hugetlb|thp|plain",
            "how the arena is backed; auto tries hugetlb, then thp, then plain"),
     integer(SPILLWAY_KEY(read, lease_ms), 1, 3600000,
-            "a reader's buffer lease expires after this"),
+            "a lease held by a caller in another process expires after this"),
     integer(SPILLWAY_KEY(read, timeout_ms), 1, 3600000,
             "a batch's keys fail with `timeout` after this"),
 

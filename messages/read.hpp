@@ -89,13 +89,19 @@ typename Inspector::result_type inspect(Inspector& f, arena_grant& x) {
   return f(x.lease, x.extents, x.chunk_addresses);
 }
 
-// alloc(sizes): answered when at least one fits (it waits for space otherwise).
-// ready(lease): the data is in; the lease clock (read.lease_ms) starts.
+// alloc(sizes, whole): whole = false: answered when at least one fits (it waits for
+// space otherwise); a caller that copies out in waves asks this way. whole = true:
+// answered when all of them fit at once, so that two callers who must hold all their
+// values together never each hold a part and wait for the other; sizes that would not
+// fit even an empty arena are left out (the grant covers the longest prefix that does).
+// ready(lease, holder): the data is in and `holder` (the batch's caller) may read it
+// until it releases the lease or goes away (monitored). A holder in another process
+// can vanish without a word, so its lease also expires after read.lease_ms.
 // release(lease): the extents come back; a late or repeated release is harmless.
 // tick: populate the next step; timeout(lease): the arena's own lease clock.
 using arena_actor = caf::typed_actor<
-  caf::replies_to<alloc_atom, std::vector<std::uint64_t>>::with<arena_grant>,
-  caf::reacts_to<ready_atom, std::uint64_t>,
+  caf::replies_to<alloc_atom, std::vector<std::uint64_t>, bool>::with<arena_grant>,
+  caf::reacts_to<ready_atom, std::uint64_t, caf::actor>,
   caf::reacts_to<release_atom, std::uint64_t>,
   caf::replies_to<stats_atom>::with<arena_stats>,
   caf::reacts_to<caf::tick_atom>,

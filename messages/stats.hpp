@@ -65,14 +65,17 @@ struct arena_stats {
   std::uint64_t ready_bytes = 0;   // populated and allocatable
   std::uint64_t free_bytes = 0;
   std::uint64_t leases = 0;        // outstanding
-  std::uint64_t expired = 0;       // leases reclaimed by expiry
+  std::uint64_t waiting = 0;       // allocs waiting for space
+  std::uint64_t expired = 0;       // leases reclaimed by expiry (holders in other processes)
+  std::uint64_t abandoned = 0;     // leases reclaimed because their holder went away
   std::uint64_t huge_bytes = 0;    // backed by huge pages
   std::string pages;               // hugetlb | thp | plain
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, arena_stats& x) {
-  return f(x.size, x.ready_bytes, x.free_bytes, x.leases, x.expired, x.huge_bytes, x.pages);
+  return f(x.size, x.ready_bytes, x.free_bytes, x.leases, x.waiting, x.expired, x.abandoned,
+           x.huge_bytes, x.pages);
 }
 
 }  // namespace spillway

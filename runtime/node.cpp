@@ -302,11 +302,14 @@ batch_values node::get_batch(const std::vector<std::string>& keys, const std::st
   if (!i.system) throw std::runtime_error("the node is stopped");
   if (!mode.empty() && mode != "window" && mode != "group")
     throw std::invalid_argument("get_batch: mode \"" + mode + "\" is not window or group");
-  // The batch has its own deadline (read.timeout_ms); this one only bounds a lost reply.
-  caf::scoped_actor self{*i.system};
+  // The actor that asks holds the leases: the arena reclaims them only once it is gone,
+  // so it lives as long as the views do (a lease of a reply that never arrived comes
+  // back when it goes at the end of this call). The batch has its own deadline
+  // (read.timeout_ms); this one only bounds a lost reply.
+  auto holder = std::make_shared<caf::scoped_actor>(*i.system);
   get_reply reply;
   caf::error failure;
-  self->request(i.supervisor, i.batch_deadline(), caf::get_atom_v, keys, mode, false)
+  (*holder)->request(i.supervisor, i.batch_deadline(), caf::get_atom_v, keys, mode, false)
     .receive([&](get_reply& r) { reply = std::move(r); },
              [&](caf::error& err) { failure = std::move(err); });
   batch_values out;
@@ -318,7 +321,7 @@ batch_values node::get_batch(const std::vector<std::string>& keys, const std::st
     if (item.status.ok())
       out.values_[k].bytes = {reinterpret_cast<const std::byte*>(item.address), item.size};
   });
-  out.release_ = [arena = i.arena, leases = std::move(reply.leases)] {
+  out.release_ = [arena = i.arena, leases = std::move(reply.leases), holder] {
     for (auto lease : leases) caf::anon_send(arena, release_atom_v, lease);
   };
   return out;

@@ -36,8 +36,8 @@ struct read_value {
 };
 
 // Values read by node::get_batch: views into the node's arena, valid while this object
-// lives and its lease (read.lease_ms, from when the data was ready) has not expired.
-// Destroying it, or release(), gives the memory back; it must not outlive its node.
+// lives: no clock takes them back, and the arena lends their memory again only after
+// it is destroyed or release() is called. It must not outlive its node.
 class batch_values {
 public:
   struct value {

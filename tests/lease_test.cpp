@@ -1,0 +1,203 @@
+// Leases: who may read the arena's memory, and when it may be lent again. Views held
+// in this process come back only when their holder lets go; a holder in another
+// process also has a clock, since it can vanish without a word. Real nodes, real reader
+// threads, and for the remote holder a second actor system over a real socket.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "messages/node.hpp"
+#include "runtime/actor_system_setup.hpp"
+#include "runtime/node.hpp"
+#include "runtime/storage/bucket_format.hpp"
+#include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
+#include "tools/generated_value.hpp"
+
+namespace spillway {
+namespace {
+
+constexpr std::uint64_t mib = 1 << 20;
+
+// An arena of 8 MiB in one chunk, and `count` keys whose records take 1 MiB each, so
+// the arena holds exactly 8 of them.
+struct one_mib_records {
+  test::temp_dir dir;
+  std::vector<std::string> keys;
+  std::optional<node> n;
+
+  explicit one_mib_records(std::size_t count, void (*adjust)(node_config&) = nullptr) {
+    auto config = test::private_node(dir.path());
+    config.read.readers = 2;
+    config.read.arena_size = 8 * mib;
+    config.read.arena_chunk = 8 * mib;
+    if (adjust) adjust(config);
+    n.emplace(config);
+    std::vector<std::string> values;
+    for (std::size_t i = 0; i < count; ++i) {
+      keys.push_back(generated_key("lease-", i));
+      values.push_back(generated_value(value_size(keys.back()), 7, keys.back()));
+    }
+    auto acked = n->put(keys, values);
+    n->flush();
+    for (const auto& s : acked.get()) REQUIRE(s.ok());
+  }
+
+  static std::size_t value_size(const std::string& key) {
+    return mib - bucket_format::record_header_size - key.size();
+  }
+
+  std::vector<std::string> slice(std::size_t from, std::size_t count) const {
+    return {keys.begin() + from, keys.begin() + from + count};
+  }
+
+  // Every value of `got` is ok and exactly what was put under its key.
+  static void check_exact(const batch_values& got, const std::vector<std::string>& keys) {
+    REQUIRE(got.values().size() == keys.size());
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      const auto& v = got.values()[k];
+      REQUIRE_MESSAGE(v.status.ok(), keys[k], ": ", to_string(v.status));
+      const std::string_view bytes{reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()};
+      CHECK_MESSAGE(bytes == generated_value(value_size(keys[k]), 7, keys[k]), keys[k]);
+    }
+  }
+
+  // Polls the arena until `done(stats)`, for at most 30 s: the arena's state changes
+  // on its own thread, and the test only looks.
+  template <class Predicate>
+  arena_stats wait_for(Predicate done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    auto s = n->read_stats();
+    while (!done(s) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+      s = n->read_stats();
+    }
+    return s;
+  }
+};
+
+TEST_SUITE("lease") {
+
+TEST_CASE("views held past read.lease_ms stay exact while other batches churn the arena") {
+  one_mib_records store{8, [](node_config& c) { c.read.lease_ms = 20; }};
+  const auto held_keys = store.slice(0, 4);
+  const auto held = store.n->get_batch(held_keys);
+  store.check_exact(held, held_keys);
+  // Ten lease times of batches through the other half of the arena: were the held
+  // lease reclaimed, these would land on its memory.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  int churned = 0;
+  for (; churned < 20 || std::chrono::steady_clock::now() < until; ++churned)
+    store.check_exact(store.n->get_batch(store.slice(4, 4)), store.slice(4, 4));
+  store.check_exact(held, held_keys);
+  const auto s = store.n->read_stats();
+  CHECK(s.expired == 0);
+  CHECK(s.leases == 1);
+}
+
+TEST_CASE("two batches whose values must be held together never each hold a part") {
+  // Before: a grant covered what fitted and the batch asked again for the rest, so
+  // two batches could each hold half the arena and wait for the other until
+  // read.timeout_ms failed their keys as timeout.
+  one_mib_records store{12, [](node_config& c) { c.read.timeout_ms = 2000; }};
+  std::optional<batch_values> first_half{store.n->get_batch(store.slice(0, 4))};
+  std::optional<batch_values> second_half{store.n->get_batch(store.slice(4, 4))};
+  std::vector<std::vector<key_status>> statuses(2);
+  std::vector<std::thread> callers;
+  for (std::size_t c = 0; c < 2; ++c)
+    callers.emplace_back([&, c] {
+      const auto got = store.n->get_batch(store.slice(2 + 4 * c, 6));  // 6 of 8 MiB
+      for (const auto& v : got.values()) statuses[c].push_back(v.status);
+    });
+  // CHECK, not REQUIRE: the callers must be released and joined whatever happens.
+  auto both_waiting = [](const arena_stats& s) { return s.waiting == 2; };
+  CHECK(store.wait_for(both_waiting).waiting == 2);
+  first_half.reset();  // 4 MiB free: room for a part of either, all of neither
+  CHECK(store.wait_for(both_waiting).waiting == 2);
+  second_half.reset();
+  for (auto& t : callers) t.join();
+  for (std::size_t c = 0; c < 2; ++c)
+    for (const auto& s : statuses[c]) CHECK_MESSAGE(s.ok(), "caller ", c, ": ", to_string(s));
+  const auto s = store.n->read_stats();
+  CHECK(s.leases == 0);
+  CHECK(s.free_bytes == s.ready_bytes);
+}
+
+TEST_CASE("a view batch bigger than the whole arena fails what cannot fit as too_large at once") {
+  one_mib_records store{10, [](node_config& c) { c.read.timeout_ms = 60000; }};
+  const auto started = std::chrono::steady_clock::now();
+  const auto got = store.n->get_batch(store.keys);  // 10 MiB through 8
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
+  REQUIRE(got.values().size() == 10);
+  for (std::size_t k = 0; k < 10; ++k)
+    CHECK_MESSAGE(got.values()[k].status.error == (k < 8 ? key_error::none : key_error::too_large),
+                  store.keys[k], ": ", to_string(got.values()[k].status));
+}
+
+// A node published on a free port, and an actor system of "another process" asking it.
+struct remote_holder {
+  caf::actor_system_config config;
+  std::optional<caf::actor_system> system;
+  std::optional<caf::scoped_actor> self;
+  node_actor remote;
+
+  explicit remote_holder(std::uint16_t port) {
+    configure_actor_system(config);
+    system.emplace(config);
+    auto found = system->middleman().remote_actor<node_actor>("127.0.0.1", port);
+    REQUIRE_MESSAGE(found, system->render(found.error()));
+    remote = *found;
+    self.emplace(*system);
+  }
+
+  // Gets `keys` and keeps their leases without ever releasing them.
+  get_reply get(const std::vector<std::string>& keys) {
+    get_reply reply;
+    (*self)->request(remote, std::chrono::seconds(30), caf::get_atom_v, keys, std::string{}, false)
+      .receive([&](get_reply& r) { reply = std::move(r); },
+               [&](caf::error& err) { FAIL("remote get: " << system->render(err)); });
+    return reply;
+  }
+};
+
+void publish(node_config& config) { config.node.listen = "127.0.0.1:0"; }
+
+TEST_CASE("a lease held from another process expires after read.lease_ms") {
+  one_mib_records store{4, [](node_config& c) {
+                          publish(c);
+                          c.read.lease_ms = 20;
+                        }};
+  remote_holder holder{store.n->listen_port()};
+  const auto reply = holder.get(store.keys);
+  REQUIRE(!reply.leases.empty());
+  const auto s = store.wait_for([](const arena_stats& s) { return s.leases == 0; });
+  CHECK(s.leases == 0);
+  CHECK(s.expired >= 1);
+  CHECK(s.abandoned == 0);  // the holder is still there: the clock took them back
+  store.check_exact(store.n->get_batch(store.keys), store.keys);
+}
+
+TEST_CASE("a holder in another process that goes away gives its leases back") {
+  one_mib_records store{4, publish};
+  std::optional<remote_holder> holder{store.n->listen_port()};
+  REQUIRE(!holder->get(store.keys).leases.empty());
+  CHECK(store.n->read_stats().leases >= 1);
+  holder.reset();  // its actor system goes, and with it the connection
+  const auto s = store.wait_for([](const arena_stats& s) { return s.leases == 0; });
+  CHECK(s.leases == 0);
+  CHECK(s.abandoned >= 1);
+  CHECK(s.expired == 0);  // lease_ms is 5 s: the monitor, not the clock, took them back
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

@@ -313,7 +313,16 @@ void allocate(batch_pointer self) {
           });
 }
 
-// Pins each bucket; a bucket evicted since resolve answers with an error: not found.
+// The keys of bucket `b` that could not be pinned fail with `status`; it holds no pin.
+void fail_bucket(batch_state& st, std::uint32_t b, key_status status) {
+  st.buckets[b].file.fd = -1;
+  for (auto& p : st.plans)
+    if (p.bucket == b && !p.done) st.settle(p, status);
+}
+
+// Pins each bucket. A bucket whose file would not open names the errno; one evicted
+// and gone since resolve no longer has the keys; one that does not answer in time has
+// the pin dropped when this batch goes (the bucket watches who pinned).
 void pin_buckets(batch_pointer self) {
   auto& st = self->state;
   st.pins_missing = st.buckets.size();
@@ -323,18 +332,20 @@ void pin_buckets(batch_pointer self) {
       .then(
         [self, b](pinned_file& file) {
           auto& st = self->state;
-          st.buckets[b].file = file;
-          st.buckets[b].direct_fd = file.direct ? file.fd : -1;
-          for (auto& p : st.plans)
-            if (p.bucket == b) aim(st, p);
+          if (file.fd < 0) {
+            fail_bucket(st, b, {key_error::io_error, file.open_errno});
+          } else {
+            st.buckets[b].file = file;
+            st.buckets[b].direct_fd = file.direct ? file.fd : -1;
+            for (auto& p : st.plans)
+              if (p.bucket == b) aim(st, p);
+          }
           if (--st.pins_missing == 0) allocate(self);
         },
-        [self, b](caf::error&) {
-          auto& st = self->state;
-          st.buckets[b].file.fd = -1;
-          for (auto& p : st.plans)
-            if (p.bucket == b && !p.done) st.settle(p, {key_error::not_found, 0});
-          if (--st.pins_missing == 0) allocate(self);
+        [self, b](caf::error& err) {
+          fail_bucket(self->state, b,
+                      {err == caf::sec::request_timeout ? key_error::timeout : key_error::not_found, 0});
+          if (--self->state.pins_missing == 0) allocate(self);
         });
   }
 }

@@ -1,5 +1,8 @@
 // State chart:  serving --evict--> draining (pins > 0) --unpin to 0--> gone
 //               serving --evict with no pins--> gone       "gone" = file unlinked, quit
+// Pins are counted by the actor that took them, which is watched: one that goes away
+// (a batch that gave up waiting for its pin, one that died) drops its pins with it,
+// so an evicted file never stays for a pin no one will give back.
 // The file is opened with O_DIRECT where the filesystem takes it. When a read on it is
 // refused anyway, the bucket opens it again without; the O_DIRECT descriptor stays open
 // until the last pin taken before goes, since reads in flight may still name it.
@@ -10,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 
 #include <caf/actor_system.hpp>
@@ -29,6 +33,7 @@ struct bucket_state {
   int open_errno = 0;   // of the last open of the file; 0 when it worked
   bool direct = false;
   std::uint32_t pins = 0;
+  std::unordered_map<caf::actor_addr, std::uint32_t> pinned_by;  // pins, by who took them
   bool evicted = false;
   static inline const char* name = "bucket";
 
@@ -66,6 +71,24 @@ struct bucket_state {
 
 using bucket_pointer = bucket_actor::stateful_pointer<bucket_state>;
 
+// `n` of `holder`'s pins go; a holder with none left is no longer watched.
+void drop_pins(bucket_pointer self, const caf::actor_addr& holder, std::uint32_t n) {
+  auto& st = self->state;
+  auto it = st.pinned_by.find(holder);
+  const std::uint32_t held = it == st.pinned_by.end() ? 0 : it->second;
+  if (n > held) {  // a caller's bug; never let a count wrap
+    spdlog::error("bucket {}: unpin {} by a holder of {} pins", st.id, n, held);
+    n = held;
+  }
+  if (n == 0) return;
+  st.pins -= n;
+  if ((it->second -= n) == 0) {
+    st.pinned_by.erase(it);
+    self->demonitor(holder);
+  }
+  st.close_direct_if_unused();
+}
+
 void remove_if_done(bucket_pointer self) {
   auto& st = self->state;
   if (!st.evicted || st.pins != 0) return;
@@ -79,12 +102,21 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog, s
   self->state.id = id;
   self->state.path = std::move(path);
   if (self->state.open_file(buffered)) self->send(catalog, buffered_atom_v);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto it = self->state.pinned_by.find(msg.source);
+    if (it == self->state.pinned_by.end()) return;
+    drop_pins(self, msg.source, it->second);
+    remove_if_done(self);
+  });
   return {
-    [self](pin_atom, std::uint32_t n) -> caf::result<pinned_file> {
+    // A file that would not open answers fd -1 and the open's errno, and takes no pin.
+    [self](pin_atom, std::uint32_t n) {
       auto& st = self->state;
-      if (!st.fd)
-        return caf::make_error(caf::sec::runtime_error,
-                               st.path.string() + ": " + std::strerror(st.open_errno));
+      if (!st.fd || n == 0) return st.file();
+      const auto holder = self->current_sender();
+      auto& held = st.pinned_by[caf::actor_cast<caf::actor_addr>(holder)];
+      if (held == 0 && holder) self->monitor(caf::actor_cast<caf::actor>(holder));
+      held += n;
       st.pins += n;
       return st.file();
     },
@@ -93,13 +125,7 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog, s
       return self->state.file();
     },
     [self](unpin_atom, std::uint32_t n) {
-      auto& st = self->state;
-      if (n > st.pins) {  // a caller's bug; never let the count wrap
-        spdlog::error("bucket {}: unpin {} with {} pinned", st.id, n, st.pins);
-        n = st.pins;
-      }
-      st.pins -= n;
-      st.close_direct_if_unused();
+      drop_pins(self, caf::actor_cast<caf::actor_addr>(self->current_sender()), n);
       remove_if_done(self);
     },
     [self](evict_atom) {

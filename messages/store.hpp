@@ -46,7 +46,7 @@ struct pinned_file {
   std::int32_t fd = -1;
   bool direct = false;  // opened with O_DIRECT: reads must be page-aligned
   std::uint64_t bucket_id = 0;
-  std::int32_t open_errno = 0;  // still direct after buffered: why the buffered open failed
+  std::int32_t open_errno = 0;  // fd -1, or still direct after buffered: why an open failed
 };
 
 template <class Inspector>
@@ -54,8 +54,10 @@ typename Inspector::result_type inspect(Inspector& f, pinned_file& x) {
   return f(x.fd, x.direct, x.bucket_id, x.open_errno);
 }
 
-// pin(n): n more reads in flight; unpin(n): n reads done. evict: the catalog has
-// dropped this bucket; its file goes when the last pin does. buffered: O_DIRECT reads
+// pin(n): n more reads in flight, held by the asking actor until it unpins them or
+// goes away; a file that would not open answers fd -1 and its open_errno, and takes no
+// pin. unpin(n): n of the sender's reads done. evict: the catalog has dropped this
+// bucket; its file goes when the last pin does. buffered: O_DIRECT reads
 // of the file were refused; answers the file opened for reads through the page cache,
 // or still direct, with open_errno, when it could not be opened so.
 using bucket_actor = caf::typed_actor<

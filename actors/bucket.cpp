@@ -26,7 +26,8 @@ namespace spillway {
 namespace {
 
 struct bucket_state {
-  std::uint64_t id = 0;
+  std::uint64_t id = 0;  // first: CAF would construct a handle member first from `self`
+  file_remover_actor remover;
   std::filesystem::path path;
   unique_fd fd;
   unique_fd direct_fd;  // the O_DIRECT descriptor, until no pin can name it (see above)
@@ -92,13 +93,16 @@ void drop_pins(bucket_pointer self, const caf::actor_addr& holder, std::uint32_t
 void remove_if_done(bucket_pointer self) {
   auto& st = self->state;
   if (!st.evicted || st.pins != 0) return;
-  if (::unlink(st.path.c_str()) != 0)
-    spdlog::error("bucket {}: unlink {}: {}", st.id, st.path.string(), std::strerror(errno));
+  st.fd.reset();  // the file's space comes back once the unlink finds it closed
+  st.direct_fd.reset();
+  self->send(st.remover, caf::delete_atom_v, st.path.string());
   self->quit();
 }
 
-bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog, std::uint64_t id,
+bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
+                                   file_remover_actor remover, std::uint64_t id,
                                    std::filesystem::path path, bool buffered) {
+  self->state.remover = std::move(remover);
   self->state.id = id;
   self->state.path = std::move(path);
   if (self->state.open_file(buffered)) self->send(catalog, buffered_atom_v);
@@ -138,8 +142,9 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog, s
 }  // namespace
 
 bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog,
-                          std::uint64_t id, std::filesystem::path path, bool buffered) {
-  return system.spawn(bucket, catalog, id, std::move(path), buffered);
+                          const file_remover_actor& remover, std::uint64_t id,
+                          std::filesystem::path path, bool buffered) {
+  return system.spawn(bucket, catalog, remover, id, std::move(path), buffered);
 }
 
 }  // namespace spillway

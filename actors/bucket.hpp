@@ -1,6 +1,6 @@
 // A bucket actor per sealed bucket file: it holds the file open for reads, counts the
-// reads in flight (pin/unpin), and deletes the file once the catalog has evicted it
-// and the last pin is gone: a message, never a wait.
+// reads in flight (pin/unpin), and has the file deleted (by `remover`) once the
+// catalog has evicted it and the last pin is gone: a message, never a wait.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,8 @@ namespace spillway {
 // `buffered`: read the file through the page cache from the start (O_DIRECT was
 // refused on its filesystem, or the fault asks to act as if).
 // A bucket whose O_DIRECT open is refused tells `catalog` (buffered).
-bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog, std::uint64_t id,
+bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog,
+                          const file_remover_actor& remover, std::uint64_t id,
                           std::filesystem::path path, bool buffered);
 
 }  // namespace spillway

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/bucket.hpp"
+#include "actors/file_remover.hpp"
 
 namespace spillway {
 namespace {
@@ -43,6 +44,7 @@ struct bucket_slot {
 
 struct catalog_state {
   catalog_options options;
+  file_remover_actor remover;  // linked: it goes with the catalog
   key_map keys;
   std::vector<bucket_slot> buckets;
   std::vector<std::uint32_t> free_slots;
@@ -94,7 +96,8 @@ struct catalog_state {
     b.path = sealed.path;
     b.file_size = sealed.file_size;
     b.last_read = ++clock;
-    b.actor = spawn_bucket(self->home_system(), self, sealed.id, sealed.path, options.buffered);
+    b.actor = spawn_bucket(self->home_system(), self, remover, sealed.id, sealed.path,
+                           options.buffered);
     totals.file_bytes += sealed.file_size;
     for (const auto& e : sealed.entries) {
       auto [it, fresh] = keys.try_emplace(e.key);
@@ -197,6 +200,8 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
                                      recovered_store recovered) {
   auto& st = self->state;
   st.options = options;
+  st.remover = spawn_file_remover(self->home_system());
+  self->link_to(st.remover);
   for (auto& r : recovered.buckets)
     st.add_bucket(self, {r.index.header.bucket_id, r.path.string(),
                                         r.index.file_size, std::move(r.index.entries)});

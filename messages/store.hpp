@@ -39,6 +39,11 @@ using writer_actor = caf::typed_actor<
   caf::replies_to<caf::flush_atom>::with<caf::ok_atom>,
   caf::reacts_to<caf::tick_atom, std::uint64_t>>;
 
+// -- file remover ----------------------------------------------------------------
+
+// delete(path): unlink the file; a failure is logged, there is no one to tell.
+using file_remover_actor = caf::typed_actor<caf::reacts_to<caf::delete_atom, std::string>>;
+
 // -- bucket ----------------------------------------------------------------------
 
 // A bucket's file as its readers may use it while they hold a pin.

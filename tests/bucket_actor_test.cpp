@@ -12,6 +12,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/bucket.hpp"
+#include "actors/file_remover.hpp"
 #include "tests/det_fixture.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -21,16 +22,18 @@ namespace {
 struct bucket_fixture : test::det_fixture {
   test::temp_dir dir;
   std::filesystem::path path = dir.path() / "0001000000000007.bucket";
+  file_remover_actor remover = spawn_file_remover(system, false);
   bucket_actor bucket;
 
   bucket_fixture() {
     std::ofstream{path} << std::string(8192, 'b');
-    bucket = spawn_bucket(system, {}, 7, path, false);
+    bucket = spawn_bucket(system, {}, remover, 7, path, false);
     sched.run();
   }
 
   ~bucket_fixture() {
     caf::anon_send_exit(bucket, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(remover, caf::exit_reason::user_shutdown);
     sched.run();
   }
 
@@ -80,7 +83,7 @@ TEST_CASE_FIXTURE(bucket_fixture, "pins whose holder went away without unpinning
 }
 
 TEST_CASE_FIXTURE(bucket_fixture, "a pin of a file that would not open names the errno and takes no pin") {
-  auto missing = spawn_bucket(system, {}, 9, dir.path() / "0001000000000009.bucket", false);
+  auto missing = spawn_bucket(system, {}, remover, 9, dir.path() / "0001000000000009.bucket", false);
   sched.run();
   auto handle = self->request(missing, caf::infinite, pin_atom_v, 1u);
   sched.run();
@@ -135,7 +138,7 @@ TEST_CASE_FIXTURE(bucket_fixture, "buffered with the file gone from its path sta
 }
 
 TEST_CASE_FIXTURE(bucket_fixture, "refused O_DIRECT falls back to a buffered file") {
-  auto buffered = spawn_bucket(system, {}, 8, path, true);
+  auto buffered = spawn_bucket(system, {}, remover, 8, path, true);
   sched.run();
   auto handle = self->request(buffered, caf::infinite, pin_atom_v, 1u);
   sched.run();

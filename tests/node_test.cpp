@@ -15,6 +15,7 @@
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
+#include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -57,8 +58,7 @@ TEST_CASE("node starts and stops 100 times with its detached readers") {
 
 TEST_CASE("readers set up their rings with SINGLE_ISSUER and DEFER_TASKRUN where accepted") {
   if (!probe_uring().defer_taskrun()) {
-    MESSAGE("skipped: this kernel refuses SINGLE_ISSUER|DEFER_TASKRUN");
-    return;
+    return test::skip_test("this kernel refuses SINGLE_ISSUER|DEFER_TASKRUN");
   }
   test::temp_dir dir;
   node n{small_node(dir)};
@@ -112,8 +112,7 @@ TEST_CASE("the node actor answers another actor system over the network") {
 
 TEST_CASE("asking for rdma without a device is a startup error that names tcp") {
   if (!list_rdma_devices().names.empty()) {
-    MESSAGE("skipped: this machine has an RDMA device");
-    return;
+    return test::skip_test("this machine has an RDMA device");
   }
   test::temp_dir dir;
   auto config = small_node(dir);

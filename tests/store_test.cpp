@@ -14,6 +14,7 @@
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/store_inspection.hpp"
+#include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -294,8 +295,8 @@ TEST_CASE("a full disk fails the put cleanly and publishes nothing and serving g
   const auto mount_point = dir.path() / "small";
   std::filesystem::create_directory(mount_point);
   if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    MESSAGE("skipped: this machine refuses to mount a tmpfs (", std::strerror(errno), ")");
-    return;
+    return test::skip_test(std::string{"this machine refuses to mount a tmpfs ("} +
+                           std::strerror(errno) + ")");
   }
   struct unmount_at_end {
     std::filesystem::path path;

@@ -12,6 +12,7 @@
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
 #include "tests/log_capture.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
@@ -77,13 +78,6 @@ void check_batch(node& n, const dataset& d, const std::vector<std::string>& keys
   check_values(d, keys, read_batch(n, keys));
 }
 
-// The arena lent nothing it did not get back.
-void check_no_leak(node& n) {
-  const auto s = n.read_stats();
-  CHECK(s.leases == 0);
-  CHECK(s.free_bytes == s.ready_bytes);
-}
-
 // A figure summed over the node's readers.
 std::uint64_t readers_total(node& n, std::uint64_t reader_stats::*figure) {
   std::uint64_t total = 0;
@@ -142,7 +136,8 @@ std::vector<std::string> mixed_keys(const dataset& d) {
 
 TEST_SUITE("read") {
 
-TEST_CASE("batches over many buckets return every byte and name the missing keys") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "batches over many buckets return every byte and name the missing keys") {
   test::temp_dir dir;
   node n{read_config(dir.path())};
   dataset d;
@@ -150,10 +145,10 @@ TEST_CASE("batches over many buckets return every byte and name the missing keys
   CHECK(n.store_stats().buckets >= 6);
   check_batch(n, d, d.keys);
   check_batch(n, d, mixed_keys(d));
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("concurrent batches each get their own bytes") {
+TEST_CASE_FIXTURE(test::node_leaks, "concurrent batches each get their own bytes") {
   test::temp_dir dir;
   node n{read_config(dir.path())};
   dataset d;
@@ -166,10 +161,11 @@ TEST_CASE("concurrent batches each get their own bytes") {
   for (const auto& k : keys)
     clients.push_back(std::async(std::launch::async, [&n, &k] { return read_batch(n, k); }));
   for (std::size_t c = 0; c < keys.size(); ++c) check_values(d, keys[c], clients[c].get());
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("a batch bigger than the free arena waits for space and completes") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a batch bigger than the free arena waits for space and completes") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.read.arena_size = 8 << 20;
@@ -186,10 +182,11 @@ TEST_CASE("a batch bigger than the free arena waits for space and completes") {
     held.release();
   }
   CHECK(n.read_stats().expired >= 2);
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("a batch bigger than the whole arena is served in waves to the copying calls") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a batch bigger than the whole arena is served in waves to the copying calls") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.read.arena_size = 4 << 20;
@@ -214,10 +211,11 @@ TEST_CASE("a batch bigger than the whole arena is served in waves to the copying
   std::vector<std::size_t> sizes;
   for (const auto& s : n.get_batch_into(keys, spans, sizes)) CHECK(s.ok());
   CHECK(buffers == values);
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("reads go through registered buffers once the registrar's turn came") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "reads go through registered buffers once the registrar's turn came") {
   if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   node n{read_config(dir.path())};
@@ -232,9 +230,11 @@ TEST_CASE("reads go through registered buffers once the registrar's turn came") 
   const auto before = readers_total(n, &reader_stats::reads_fixed);
   check_batch(n, d, d.keys);
   CHECK(readers_total(n, &reader_stats::reads_fixed) - before == d.keys.size());
+  check_arena(n);
 }
 
-TEST_CASE("a value bigger than an arena chunk is too_large and the rest succeed") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a value bigger than an arena chunk is too_large and the rest succeed") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.read.arena_size = 4 << 20;
@@ -246,11 +246,12 @@ TEST_CASE("a value bigger than an arena chunk is too_large and the rest succeed"
   const auto got = n.read_values({"big", "small"});
   CHECK(got[0].status.error == key_error::too_large);
   CHECK(got[1].value == "s");
-  check_no_leak(n);
+  check_arena(n);
 }
 
 // With O_DIRECT refused too, a key's EIO still reaches it once its read goes buffered.
-TEST_CASE("injected EIO fails only its keys and short reads succeed on their retry") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "injected EIO fails only its keys and short reads succeed on their retry") {
   for (const std::string engine : {"uring", "posix"})
     for (const std::string mode : {"window", "group"})
       for (const bool refuse_o_direct : {false, true})
@@ -286,12 +287,13 @@ TEST_CASE("injected EIO fails only its keys and short reads succeed on their ret
           clean.erase(clean.begin() + 6);
           clean.erase(clean.begin() + 1);
           check_batch(n, d, clean);
-          check_no_leak(n);
+          check_arena(n);
         }
 }
 
 // Registration happens on a ring only: without io_uring there is none to fail.
-TEST_CASE("a failing registration leaves the readers on plain reads with none failed") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a failing registration leaves the readers on plain reads with none failed") {
   if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   test::log_capture log{"warn"};
@@ -312,13 +314,13 @@ TEST_CASE("a failing registration leaves the readers on plain reads with none fa
     check_batch(n, d, d.keys);
     CHECK(readers_total(n, &reader_stats::reads_fixed) == 0);
     for (const auto& r : n.stats().readers) CHECK(r.registration_errno == ENOMEM);
-    check_no_leak(n);
+    check_arena(n);
   }
   // Each reader had a turn per arena chunk, and said so once.
   CHECK(log.count("registering the arena failed") == config.read.readers);
 }
 
-TEST_CASE("ring submit failures reset the ring and lose no read") {
+TEST_CASE_FIXTURE(test::node_leaks, "ring submit failures reset the ring and lose no read") {
   if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   auto config = read_config(dir.path());
@@ -329,10 +331,10 @@ TEST_CASE("ring submit failures reset the ring and lose no read") {
   d.write(n, 20, "reset-");
   for (int round = 0; round < 3; ++round) check_batch(n, d, d.keys);
   CHECK(readers_total(n, &reader_stats::ring_resets) > 0);
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("the posix engine and group mode read the same bytes") {
+TEST_CASE_FIXTURE(test::node_leaks, "the posix engine and group mode read the same bytes") {
   for (const char* engine : {"posix", "uring"})
     for (const char* mode : {"window", "group"}) {
       CAPTURE(engine);
@@ -346,11 +348,11 @@ TEST_CASE("the posix engine and group mode read the same bytes") {
       dataset d;
       d.write(n, 16, "modes-");
       check_batch(n, d, mixed_keys(d));
-      check_no_leak(n);
+      check_arena(n);
     }
 }
 
-TEST_CASE("refused O_DIRECT falls back to buffered reads") {
+TEST_CASE_FIXTURE(test::node_leaks, "refused O_DIRECT falls back to buffered reads") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.fault.enabled = true;
@@ -359,12 +361,14 @@ TEST_CASE("refused O_DIRECT falls back to buffered reads") {
   dataset d;
   d.write(n, 10, "buffered-");
   check_batch(n, d, d.keys);
-  check_no_leak(n);
+  check_arena(n);
   CHECK(n.store_stats().reads_buffered);
   CHECK(n.store_stats().o_direct_refusals > 0);
+  check_arena(n);
 }
 
-TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered reads") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "O_DIRECT refused at the first read moves every bucket to buffered reads") {
   for (const std::string engine : {"uring", "posix"})
     for (const std::string mode : {"window", "group"})
       SUBCASE((engine + " " + mode).c_str()) {
@@ -378,13 +382,14 @@ TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered rea
         CHECK(n.store_stats().reads_buffered);
         CHECK(n.store_stats().o_direct_refusals > 0);
         check_batch(n, d, d.keys);
-        check_no_leak(n);
+        check_arena(n);
       }
 }
 
 // The first four keys' bucket keeps its O_DIRECT descriptor, which the fault refuses,
 // and has no file to open buffered: those keys have nothing left to read through.
-TEST_CASE("keys whose bucket cannot reopen its file buffered fail with the open's errno") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "keys whose bucket cannot reopen its file buffered fail with the open's errno") {
   for (const std::string engine : {"uring", "posix"})
     for (const std::string mode : {"window", "group"})
       SUBCASE((engine + " " + mode).c_str()) {
@@ -409,16 +414,17 @@ TEST_CASE("keys whose bucket cannot reopen its file buffered fail with the open'
           }
         }
         got.release();
-        check_no_leak(n);
+        check_arena(n);
         std::filesystem::rename(away, file);
         check_batch(n, d, d.keys);
-        check_no_leak(n);
+        check_arena(n);
       }
 }
 
 // The two refused keys fill the arena: after they give up, only the wave that hands
 // their extents back lets the rest of the batch in.
-TEST_CASE("a copying batch goes on after a bucket gave up the keys that filled the arena") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a copying batch goes on after a bucket gave up the keys that filled the arena") {
   for (const std::string mode : {"window", "group"})
     SUBCASE(mode.c_str()) {
       test::temp_dir dir;
@@ -457,11 +463,12 @@ TEST_CASE("a copying batch goes on after a bucket gave up the keys that filled t
           CHECK(got[k].value == values[k]);
         }
       }
-      check_no_leak(n);
+      check_arena(n);
     }
 }
 
-TEST_CASE("fault rates act on both engines: every read flipped or failed, no value handed out") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "fault rates act on both engines: every read flipped or failed, no value handed out") {
   for (const std::string engine : {"uring", "posix"})
     for (const bool flip : {true, false})
       SUBCASE((engine + (flip ? " corrupt_rate" : " read_error_rate")).c_str()) {
@@ -482,11 +489,11 @@ TEST_CASE("fault rates act on both engines: every read flipped or failed, no val
           CHECK(got.values()[k].bytes.empty());
         }
         got.release();
-        check_no_leak(n);
+        check_arena(n);
       }
 }
 
-TEST_CASE("an unreleased lease expires and a late release is harmless") {
+TEST_CASE_FIXTURE(test::node_leaks, "an unreleased lease expires and a late release is harmless") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.read.lease_ms = 20;
@@ -500,8 +507,9 @@ TEST_CASE("an unreleased lease expires and a late release is harmless") {
   CHECK(s.leases == 0);
   CHECK(s.expired >= 1);
   forgotten.release();  // late: nothing happens
-  check_no_leak(n);
+  check_arena(n);
   check_batch(n, d, d.keys);
+  check_arena(n);
 }
 
 }  // TEST_SUITE

@@ -90,9 +90,10 @@ std::uint64_t readers_total(node& n, std::uint64_t reader_stats::*figure) {
 template <class Predicate>
 bool eventually(Predicate holds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!holds())
+  while (!holds()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
-    else std::this_thread::yield();
+    std::this_thread::yield();
+  }
   return true;
 }
 

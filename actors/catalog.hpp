@@ -16,7 +16,7 @@ struct catalog_options {
   std::uint64_t quota_bytes = 0;     // bucket files may take this much, resolved (> 0)
   std::uint64_t reserve_bytes = 0;   // kept free for the bucket being written
   bool lru = false;                  // evict the least recently read bucket, else the oldest
-  bool buffered = false;             // read bucket files through the page cache, no O_DIRECT
+  bool refuse_o_direct = false;      // fault injection: buckets' O_DIRECT opens answer EINVAL
 };
 
 // Starts with the buckets recovery found; their keys are published in id order.

@@ -157,6 +157,7 @@ private:
       done += static_cast<std::uint64_t>(result);
       if (done == item.length) return static_cast<int>(done);
       if (retried) return -EIO;  // short twice: the file ends inside the record
+      ++stats_.short_reads;
     }
   }
 
@@ -178,6 +179,7 @@ private:
       stats_.reads_fixed = ring_->reads_fixed();
       stats_.reads_plain = ring_->reads_plain();
       stats_.ring_resets = ring_->resets();
+      stats_.short_reads = ring_->short_reads();
       stats_.busy_ns = ring_->busy_ns();
       stats_.in_flight_ns = ring_->in_flight_ns();
     }

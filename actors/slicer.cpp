@@ -251,6 +251,7 @@ void on_returned(slicer_pointer self, slice_group* group) {
     if (!group->pooled) delete s;
   }
   group->items.resize(kept);  // shrinks: allocates nothing
+  b.reply.slices_retried += kept;
   if (kept > 0)
     post(self, group, true);
   else

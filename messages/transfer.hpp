@@ -40,11 +40,12 @@ struct transfer_reply {
   std::uint64_t slices = 0;
   std::uint64_t slicing_ns = 0;      // time spent cutting and posting
   std::uint64_t first_slice_ns = 0;  // submit -> a transport starts the first slice
+  std::uint64_t slices_retried = 0;  // failed on a lane (or with it) and sent to the next
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, transfer_reply& x) {
-  return f(x.statuses, x.slices, x.slicing_ns, x.first_slice_ns);
+  return f(x.statuses, x.slices, x.slicing_ns, x.first_slice_ns, x.slices_retried);
 }
 
 // What a segment owner tells a peer: its segments, where its tcp lanes connect, and

@@ -20,6 +20,7 @@
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/recovery.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -39,7 +40,7 @@ reader_actor::behavior_type black_hole(reader_actor::pointer, caf::actor witness
 
 // Twelve values written through a node, then the read path's actors over the same
 // files, with no node around them: the test chooses the readers.
-struct batch_fixture {
+struct batch_fixture : test::node_leaks {
   test::temp_dir dir;
   node_config config = test::private_node(dir.path());
   std::vector<std::string> keys;
@@ -63,6 +64,7 @@ struct batch_fixture {
       auto acked = writer.put(keys, std::move(values));
       writer.flush();
       for (const auto& s : acked.get()) REQUIRE(s.ok());
+      check_arena(writer);
     }
     system = std::make_unique<caf::actor_system>(configure_actor_system(caf_config));
     self = std::make_unique<caf::scoped_actor>(*system);

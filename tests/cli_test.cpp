@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
+#include "tests/skip.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -110,8 +111,7 @@ TEST_CASE("serve stops cleanly with exit 0 on SIGTERM and on SIGINT") {
 
 TEST_CASE("doctor exits 1 when the config asks for rdma on a machine without it") {
   if (!list_rdma_devices().names.empty()) {
-    MESSAGE("skipped: this machine has an RDMA device");
-    return;
+    return test::skip_test("this machine has an RDMA device");
   }
   test::temp_dir dir;
   const auto path = write_file(dir, "rdma.toml",

@@ -19,6 +19,7 @@
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/bucket_format.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 #include "tools/generated_value.hpp"
@@ -87,7 +88,8 @@ struct one_mib_records {
 
 TEST_SUITE("lease") {
 
-TEST_CASE("views held past read.lease_ms stay exact while other batches churn the arena") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "views held past read.lease_ms stay exact while other batches churn the arena") {
   one_mib_records store{8, [](node_config& c) { c.read.lease_ms = 20; }};
   const auto held_keys = store.slice(0, 4);
   const auto held = store.n->get_batch(held_keys);
@@ -104,7 +106,8 @@ TEST_CASE("views held past read.lease_ms stay exact while other batches churn th
   CHECK(s.leases == 1);
 }
 
-TEST_CASE("two batches whose values must be held together never each hold a part") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "two batches whose values must be held together never each hold a part") {
   // Before: a grant covered what fitted and the batch asked again for the rest, so
   // two batches could each hold half the arena and wait for the other until
   // read.timeout_ms failed their keys as timeout.
@@ -127,12 +130,11 @@ TEST_CASE("two batches whose values must be held together never each hold a part
   for (auto& t : callers) t.join();
   for (std::size_t c = 0; c < 2; ++c)
     for (const auto& s : statuses[c]) CHECK_MESSAGE(s.ok(), "caller ", c, ": ", to_string(s));
-  const auto s = store.n->read_stats();
-  CHECK(s.leases == 0);
-  CHECK(s.free_bytes == s.ready_bytes);
+  check_arena(*store.n);
 }
 
-TEST_CASE("a view batch bigger than the whole arena fails what cannot fit as too_large at once") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a view batch bigger than the whole arena fails what cannot fit as too_large at once") {
   one_mib_records store{10, [](node_config& c) { c.read.timeout_ms = 60000; }};
   const auto started = std::chrono::steady_clock::now();
   const auto got = store.n->get_batch(store.keys);  // 10 MiB through 8
@@ -141,6 +143,7 @@ TEST_CASE("a view batch bigger than the whole arena fails what cannot fit as too
   for (std::size_t k = 0; k < 10; ++k)
     CHECK_MESSAGE(got.values()[k].status.error == (k < 8 ? key_error::none : key_error::too_large),
                   store.keys[k], ": ", to_string(got.values()[k].status));
+  check_arena(*store.n);
 }
 
 // A node published on a free port, and an actor system of "another process" asking it.
@@ -171,7 +174,8 @@ struct remote_holder {
 
 void publish(node_config& config) { config.node.listen = "127.0.0.1:0"; }
 
-TEST_CASE("a lease held from another process expires after read.lease_ms") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a lease held from another process expires after read.lease_ms") {
   one_mib_records store{4, [](node_config& c) {
                           publish(c);
                           c.read.lease_ms = 20;
@@ -184,9 +188,11 @@ TEST_CASE("a lease held from another process expires after read.lease_ms") {
   CHECK(s.expired >= 1);
   CHECK(s.abandoned == 0);  // the holder is still there: the clock took them back
   store.check_exact(store.n->get_batch(store.keys), store.keys);
+  check_arena(*store.n);
 }
 
-TEST_CASE("a holder in another process that goes away gives its leases back") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a holder in another process that goes away gives its leases back") {
   one_mib_records store{4, publish};
   std::optional<remote_holder> holder{store.n->listen_port()};
   REQUIRE(!holder->get(store.keys).leases.empty());
@@ -196,6 +202,7 @@ TEST_CASE("a holder in another process that goes away gives its leases back") {
   CHECK(s.leases == 0);
   CHECK(s.abandoned >= 1);
   CHECK(s.expired == 0);  // lease_ms is 5 s: the monitor, not the clock, took them back
+  check_arena(*store.n);
 }
 
 }  // TEST_SUITE

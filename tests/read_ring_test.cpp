@@ -14,6 +14,7 @@
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/io/read_ring.hpp"
 #include "tests/allocation_counter.hpp"
+#include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -80,7 +81,7 @@ struct ring_fixture {
 TEST_SUITE("read_ring") {
 
 TEST_CASE_FIXTURE(ring_fixture, "every read completes once with its bytes") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   auto ring = make();
   read_all(*ring);
   std::vector<int> seen(file_size / read_size, 0);
@@ -93,10 +94,9 @@ TEST_CASE_FIXTURE(ring_fixture, "every read completes once with its bytes") {
 }
 
 TEST_CASE_FIXTURE(ring_fixture, "the sliding window allocates nothing per read") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   if (!test::allocation_counter::available()) {
-    MESSAGE("skipped: AddressSanitizer owns operator new in this build");
-    return;
+    return test::skip_test("AddressSanitizer owns operator new in this build");
   }
   auto ring = make();
   read_all(*ring);  // warm: the queue reaches its size once
@@ -111,7 +111,7 @@ TEST_CASE_FIXTURE(ring_fixture, "the sliding window allocates nothing per read")
 }
 
 TEST_CASE_FIXTURE(ring_fixture, "a short read is finished by its retry and EIO is its own") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   auto ring = make();
   read_all(*ring, come_back_short);
   for (auto [tag, result] : done) {
@@ -124,7 +124,7 @@ TEST_CASE_FIXTURE(ring_fixture, "a short read is finished by its retry and EIO i
 }
 
 TEST_CASE_FIXTURE(ring_fixture, "failed submits reset the ring and every read completes once") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   auto ring = make({.submit_failure = 0.4, .seed = 7});
   read_all(*ring);
   CHECK(ring->resets() > 0);

@@ -14,6 +14,8 @@
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/store_inspection.hpp"
+#include "tests/node_leaks.hpp"
+#include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -78,7 +80,7 @@ struct eviction_log {
 
 TEST_SUITE("store") {
 
-TEST_CASE("values of many sizes round trip through put and read") {
+TEST_CASE_FIXTURE(test::node_leaks, "values of many sizes round trip through put and read") {
   test::temp_dir dir;
   node n{store_config(dir.path())};
   for (std::size_t size : {0ul, 1ul, 4071ul, 4072ul, 4096ul, 100000ul, 5ul << 20}) {
@@ -87,9 +89,10 @@ TEST_CASE("values of many sizes round trip through put and read") {
     check_values(n, keys, size);
   }
   CHECK(n.read_values({"never-written"})[0].status.error == key_error::not_found);
+  check_arena(n);
 }
 
-TEST_CASE("bad keys fail alone and name their error") {
+TEST_CASE_FIXTURE(test::node_leaks, "bad keys fail alone and name their error") {
   test::temp_dir dir;
   node n{store_config(dir.path())};
   const std::string long_key(5000, 'k');
@@ -101,9 +104,11 @@ TEST_CASE("bad keys fail alone and name their error") {
   CHECK(statuses[2].error == key_error::too_large);
   CHECK(n.read_values({"good"})[0].value == "v");
   CHECK_THROWS_AS(n.put({"a", "b"}, {"1"}), std::invalid_argument);
+  check_arena(n);
 }
 
-TEST_CASE("a key put twice in one batch or across batches reads its newest value") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a key put twice in one batch or across batches reads its newest value") {
   test::temp_dir dir;
   node n{store_config(dir.path())};
   auto first = n.put({"k", "other", "k"}, {"one", "x", "two"});
@@ -118,9 +123,11 @@ TEST_CASE("a key put twice in one batch or across batches reads its newest value
   CHECK(stats.keys == 2);
   CHECK(stats.garbage_bytes == 3 + 3);  // "one" and "two" were replaced
   CHECK(stats.live_bytes == 5 + 1);
+  check_arena(n);
 }
 
-TEST_CASE("buckets seal at the key limit and the store survives a restart") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "buckets seal at the key limit and the store survives a restart") {
   test::temp_dir dir;
   auto config = store_config(dir.path());
   config.storage.bucket_keys_limit = 3;
@@ -138,9 +145,10 @@ TEST_CASE("buckets seal at the key limit and the store survives a restart") {
   CHECK(after.keys == before.keys);
   CHECK(after.buckets == 4);
   CHECK(after.file_bytes == before.file_bytes);
+  check_arena(again);
 }
 
-TEST_CASE("a put is answered after seal_after_ms without a flush") {
+TEST_CASE_FIXTURE(test::node_leaks, "a put is answered after seal_after_ms without a flush") {
   test::temp_dir dir;
   auto config = store_config(dir.path());
   config.storage.seal_after_ms = 50;
@@ -148,9 +156,11 @@ TEST_CASE("a put is answered after seal_after_ms without a flush") {
   auto result = n.put({"lonely"}, {"value"});
   CHECK(result.get()[0].ok());  // no flush: the writer's own timer sealed the bucket
   CHECK(count_buckets(dir.path()) == 1);
+  check_arena(n);
 }
 
-TEST_CASE("a damaged or torn bucket is quarantined at start and the rest still serves") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a damaged or torn bucket is quarantined at start and the rest still serves") {
   test::temp_dir dir;
   auto config = store_config(dir.path());
   config.storage.bucket_keys_limit = 2;
@@ -173,9 +183,11 @@ TEST_CASE("a damaged or torn bucket is quarantined at start and the rest still s
   CHECK(n.store_stats().buckets == 1);
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / bucket_tmp_name(make_bucket_id(1, 1))));
+  check_arena(n);
 }
 
-TEST_CASE("a flipped byte in a value makes that key corrupt and never returns it") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a flipped byte in a value makes that key corrupt and never returns it") {
   test::temp_dir dir;
   auto config = store_config(dir.path());
   const auto keys = make_keys("flip-", 3);
@@ -210,9 +222,10 @@ TEST_CASE("a flipped byte in a value makes that key corrupt and never returns it
     }
   }
   CHECK(corrupt == 1);
+  check_arena(n);
 }
 
-TEST_CASE("removed keys are gone and an emptied bucket leaves the disk") {
+TEST_CASE_FIXTURE(test::node_leaks, "removed keys are gone and an emptied bucket leaves the disk") {
   test::temp_dir dir;
   node n{store_config(dir.path())};
   const auto keys = make_keys("rm-", 3);
@@ -222,6 +235,7 @@ TEST_CASE("removed keys are gone and an emptied bucket leaves the disk") {
   CHECK(n.read_values({keys[0]})[0].status.error == key_error::not_found);
   CHECK(n.remove({keys[1], keys[2]}) == 2);
   CHECK(n.store_stats().buckets == 0);
+  check_arena(n);
   n.stop();  // the bucket actor unlinks the file before it stops
   CHECK(count_buckets(dir.path()) == 0);
 }
@@ -263,7 +277,8 @@ struct quota_store {
   }
 };
 
-TEST_CASE("fifo eviction drops the oldest bucket and says which keys went") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "fifo eviction drops the oldest bucket and says which keys went") {
   quota_store q{"fifo"};
   std::vector<std::vector<std::string>> buckets;
   for (int b = 0; b < 6; ++b) buckets.push_back(q.add_bucket("fifo-" + std::to_string(b) + "-"));
@@ -276,9 +291,10 @@ TEST_CASE("fifo eviction drops the oldest bucket and says which keys went") {
   const auto stats = q.store.store_stats();
   CHECK(stats.file_bytes + (64 << 10) <= stats.quota_bytes);
   CHECK(stats.evicted_buckets == 2);
+  check_arena(q.store);
 }
 
-TEST_CASE("lru eviction spares the bucket read most recently") {
+TEST_CASE_FIXTURE(test::node_leaks, "lru eviction spares the bucket read most recently") {
   quota_store q{"lru"};
   std::vector<std::vector<std::string>> buckets;
   for (int b = 0; b < 4; ++b) buckets.push_back(q.add_bucket("lru-" + std::to_string(b) + "-"));
@@ -287,15 +303,17 @@ TEST_CASE("lru eviction spares the bucket read most recently") {
   REQUIRE(q.evicted.wait_for(2));
   CHECK(q.evicted_keys() == buckets[1]);
   check_values(q.store, buckets[0], q.value_size);
+  check_arena(q.store);
 }
 
-TEST_CASE("a full disk fails the put cleanly and publishes nothing and serving goes on") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a full disk fails the put cleanly and publishes nothing and serving goes on") {
   test::temp_dir dir;
   const auto mount_point = dir.path() / "small";
   std::filesystem::create_directory(mount_point);
   if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    MESSAGE("skipped: this machine refuses to mount a tmpfs (", std::strerror(errno), ")");
-    return;
+    return test::skip_test(std::string{"this machine refuses to mount a tmpfs ("} +
+                           std::strerror(errno) + ")");
   }
   struct unmount_at_end {
     std::filesystem::path path;
@@ -322,11 +340,13 @@ TEST_CASE("a full disk fails the put cleanly and publishes nothing and serving g
     CHECK_MESSAGE(e.path().extension() != ".tmp", e.path());
 
   CHECK(n.remove(fits) == 2);
+  check_arena(n);
   n.stop();  // waits for every actor: the emptied bucket's file is gone, space is back
   node again{config};
   const auto later = make_keys("later-", 3);
   for (const auto& s : put_all(again, later, 100 << 10)) CHECK(s.ok());
   check_values(again, later, 100 << 10);
+  check_arena(again);
 }
 
 }  // TEST_SUITE

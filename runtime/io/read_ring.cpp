@@ -128,6 +128,7 @@ void read_ring::complete(std::uint32_t index, int result) {
   if (result >= 0) s.done += static_cast<std::uint64_t>(result);
   if (result >= 0 && s.done < s.item.length && !s.retried) {
     s.retried = true;  // a short read: once more for the remainder
+    ++short_reads_;
     prepare(index);
     return;
   }

@@ -55,6 +55,7 @@ public:
   std::uint64_t reads_fixed() const { return reads_fixed_; }
   std::uint64_t reads_plain() const { return reads_plain_; }
   std::uint64_t resets() const { return resets_; }
+  std::uint64_t short_reads() const { return short_reads_; }  // each resubmitted once
   // Time spent waiting with reads in flight, and that time weighted by how many.
   std::uint64_t busy_ns() const { return busy_ns_; }
   std::uint64_t in_flight_ns() const { return in_flight_ns_; }
@@ -95,7 +96,7 @@ private:
   bool has_own_table_ = false;
   read_fault_dice faults_;
   done_fn done_;
-  std::uint64_t reads_fixed_ = 0, reads_plain_ = 0, resets_ = 0;
+  std::uint64_t reads_fixed_ = 0, reads_plain_ = 0, resets_ = 0, short_reads_ = 0;
   std::uint64_t busy_ns_ = 0, in_flight_ns_ = 0;
 };
 

@@ -50,13 +50,10 @@ public:
   }
 
   void act() override {
-    if (config_.engine == "uring" && wakeup_fd_ && open_ring()) {
-      run_ring();
-      ring_.reset();  // waits for reads in flight, unregisters the buffers, exits the ring
-      return;
-    }
-    stats_.engine = "posix";
-    while (running_) serve_mail();
+    if (config_.engine == "uring" && wakeup_fd_ && open_ring()) run_ring();
+    else stats_.engine = "posix";
+    while (running_) serve_mail();  // the posix engine, or a ring given up for pread
+    ring_.reset();  // waits for reads in flight, unregisters the buffers, exits the ring
   }
 
 private:
@@ -66,6 +63,8 @@ private:
             .short_read = faults.short_read_rate,
             .corrupt = faults.corrupt_rate,
             .submit_failure = faults.ring_submit_failure_rate,
+            .submit_refusal = faults.ring_submit_refusal_rate,
+            .fail_reopen = faults.fail_ring_reopen,
             .seed = faults.seed + index};
   }
 
@@ -91,11 +90,13 @@ private:
   }
 
   void run_ring() {
-    while (running_) {
+    while (running_ && ring_) {
       const auto resets = ring_->resets();
       const bool woke = ring_->run_once();
       send_results();
-      if (ring_->resets() != resets) {
+      if (!ring_->is_open()) {
+        fall_back_to_pread();
+      } else if (ring_->resets() != resets) {
         spdlog::warn("reader {}: ring failed and was reset; asking for the table again",
                      stats_.index);
         caf::anon_send(registrar_, caf::join_atom_v, caf::actor_cast<reader_actor>(this));
@@ -105,6 +106,24 @@ private:
       for (bool more = true; more && running_;)
         serve_mail(caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     }
+  }
+
+  // A reset that could not set the ring up again (ENOMEM, EMFILE) left it closed with
+  // nothing in flight: its unfinished reads, and every read after them, go through pread.
+  void fall_back_to_pread() {
+    spdlog::error("reader {}: the ring could not be set up again after a failure ({}): "
+                  "reading with pread from now on", stats_.index,
+                  strerrorname_np(ring_->reset_errno()));
+    current_stats();  // keeps the ring's counters
+    stats_.engine = "posix";
+    stats_.ring_errno = ring_->reset_errno();
+    for (const auto& [item, slot] : ring_->take_queued()) {
+      clients_[slot].outbox.push_back({item.tag, pread_item(item)});
+      --clients_[slot].outstanding;
+      ++stats_.reads_plain;
+    }
+    ring_.reset();
+    send_results();
   }
 
   void send_results() {

@@ -288,6 +288,33 @@ TEST_CASE("ring submit failures reset the ring and lose no read") {
   check_no_leak(n);
 }
 
+TEST_CASE("a ring that cannot be set up again after a reset leaves its reader on pread") {
+  if (!probe_uring().usable()) {
+    MESSAGE("skipped: io_uring is unusable here");
+    return;
+  }
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.fault.enabled = true;
+  config.fault.ring_submit_failure_rate = 0.3;
+  config.fault.fail_ring_reopen = true;
+  node n{config};
+  dataset d;
+  d.write(n, 20, "reopen-");
+  for (int round = 0; round < 3; ++round) check_batch(n, d, d.keys);
+  std::size_t on_pread = 0;
+  for (const auto& r : n.stats().readers) {
+    CAPTURE(r.index);
+    CHECK(r.ring_resets <= 1);  // after the failed one, no ring is left to reset
+    CHECK(r.engine == (r.ring_resets == 1 ? "posix" : "io_uring"));
+    CHECK(r.ring_errno == (r.ring_resets == 1 ? ENOMEM : 0));
+    on_pread += r.engine == "posix";
+  }
+  CHECK(on_pread > 0);
+  CHECK(n.stats().reader_restarts == 0);
+  check_no_leak(n);
+}
+
 TEST_CASE("the posix engine and group mode read the same bytes") {
   for (const char* engine : {"posix", "uring"})
     for (const char* mode : {"window", "group"}) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 
 #include <caf/actor_system.hpp>
 #include <caf/blocking_actor.hpp>
@@ -50,10 +51,17 @@ public:
   }
 
   void act() override {
-    if (config_.engine == "uring" && wakeup_fd_ && open_ring()) run_ring();
-    else stats_.engine = "posix";
-    while (running_) serve_mail();  // the posix engine, or a ring given up for pread
-    ring_.reset();  // waits for reads in flight, unregisters the buffers, exits the ring
+    try {
+      if (config_.engine == "uring" && wakeup_fd_ && open_ring()) run_ring();
+      else stats_.engine = "posix";
+      while (running_) serve_mail();  // the posix engine, or a ring given up for pread
+    } catch (...) {
+      // Before CAF catches it and the batches hear that this reader died and hand its
+      // reads' extents to other readers: the kernel must be done writing to them.
+      close_ring();
+      throw;
+    }
+    close_ring();
   }
 
 private:
@@ -89,11 +97,31 @@ private:
     return true;
   }
 
+  // Waits for the reads in flight, unregisters the buffers, exits the ring: here, in the
+  // ring's own thread (SINGLE_ISSUER: no other thread can wait on it), before the actor
+  // is gone. Then no read taken before a fence can write anymore: reads still queued
+  // are dropped.
+  void close_ring() {
+    if (ring_) {
+      if (const int rc = ring_->drain(); rc < 0) {
+        spdlog::critical("reader {}: the kernel keeps answering {} with reads in flight; "
+                         "their extents may still be written", stats_.index, strerrorname_np(-rc));
+        return;  // and its fences are never answered
+      }
+      ring_.reset();
+    }
+    answer_fences();
+  }
+
   void run_ring() {
     while (running_ && ring_) {
       const auto resets = ring_->resets();
       const bool woke = ring_->run_once();
       send_results();
+      answer_fences();
+      const auto throw_after = faults_.enabled ? faults_.reader_throw_after_reads : 0;
+      if (throw_after != 0 && ring_ && ring_->enqueued() >= throw_after)
+        throw std::runtime_error("fault.reader_throw_after_reads");
       if (!ring_->is_open()) {
         fall_back_to_pread();
       } else if (ring_->resets() != resets) {
@@ -117,13 +145,31 @@ private:
     current_stats();  // keeps the ring's counters
     stats_.engine = "posix";
     stats_.ring_errno = ring_->reset_errno();
-    for (const auto& [item, slot] : ring_->take_queued()) {
-      clients_[slot].outbox.push_back({item.tag, pread_item(item)});
-      --clients_[slot].outstanding;
+    for (const auto& read : ring_->take_queued()) {
+      auto& c = clients_[read.client];
+      c.outbox.push_back({read.item.tag, pread_item(read.item)});
+      --c.outstanding;
       ++stats_.reads_plain;
     }
     ring_.reset();
     send_results();
+  }
+
+  // A fence waits for the reads taken before it; they finish in any order, and a read
+  // is taken by number, so the oldest one unfinished says which fences are through.
+  caf::typed_response_promise<std::uint32_t> fence() {
+    auto promise = make_response_promise<std::uint32_t>();
+    fences_.push_back({ring_ ? ring_->enqueued() : 0, promise});
+    answer_fences();
+    return promise;
+  }
+
+  // In order of arrival, fences wait for ever more reads: those through are a prefix.
+  void answer_fences() {
+    const auto finished = ring_ ? ring_->oldest_unfinished() : UINT64_MAX;  // pread: at once
+    auto f = fences_.begin();
+    for (; f != fences_.end() && f->reads_before <= finished; ++f) f->promise.deliver(stats_.index);
+    fences_.erase(fences_.begin(), f);
   }
 
   void send_results() {
@@ -210,6 +256,7 @@ private:
               accept(client, items);
             },
             [this](adopt_atom, const buffer_table& table) { return adopt(table); },
+            [this](fence_atom) { return fence(); },
             [this](caf::exit_msg& msg) {
               running_ = false;
               fail_state(std::move(msg.reason));
@@ -225,6 +272,11 @@ private:
   std::unique_ptr<read_ring> ring_;  // after wakeup_fd_, so destroyed first: it reads the eventfd
   read_fault_dice dice_;  // the posix engine's; the ring has its own
   std::vector<client_entry> clients_;
+  struct pending_fence {
+    std::uint64_t reads_before = 0;  // the ring's reads numbered below this
+    caf::typed_response_promise<std::uint32_t> promise;
+  };
+  std::vector<pending_fence> fences_;
   bool running_ = true;
 };
 

@@ -203,6 +203,8 @@ constexpr std::array schema = {
           "io_uring_submit calls refused with EAGAIN"),
     boolean(SPILLWAY_KEY(fault, fail_ring_reopen),
             "setting a ring up again after a reset answers ENOMEM"),
+    integer(SPILLWAY_KEY(fault, reader_throw_after_reads), 0, toml_int_max,
+            "a reader's ring loop throws once it has taken this many reads; 0 = never"),
     boolean(SPILLWAY_KEY(fault, fail_registration), "buffer registration answers ENOMEM"),
     boolean(SPILLWAY_KEY(fault, refuse_o_direct), "opens with O_DIRECT answer EINVAL"),
     boolean(SPILLWAY_KEY(fault, refuse_o_direct_reads),

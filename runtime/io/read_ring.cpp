@@ -101,12 +101,19 @@ void read_ring::enqueue(const read_item& item, std::uint32_t client) {
     queue_.clear();
     head_ = 0;
   }
-  queue_.emplace_back(item, client);
+  queue_.push_back({item, client, enqueued_++});
+}
+
+std::uint64_t read_ring::oldest_unfinished() const {
+  std::uint64_t oldest = head_ < queue_.size() ? queue_[head_].number : enqueued_;
+  for (const auto& s : slots_)
+    if (s.busy) oldest = std::min(oldest, s.read.number);
+  return oldest;
 }
 
 void read_ring::prepare(std::uint32_t index) {
   slot& s = slots_[index];
-  const auto& it = s.item;
+  const auto& it = s.read.item;
   auto* target = reinterpret_cast<void*>(it.address + s.done);
   const auto length = static_cast<unsigned>(it.length - s.done);
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -128,7 +135,7 @@ void read_ring::fill_window() {
   while (!free_.empty() && head_ < queue_.size()) {
     const auto index = free_.back();
     free_.pop_back();
-    slots_[index] = slot{queue_[head_].first, queue_[head_].second, 0, false, false, true};
+    slots_[index] = slot{queue_[head_], 0, false, false, true};
     ++head_;
     ++in_flight_;
     prepare(index);
@@ -137,19 +144,20 @@ void read_ring::fill_window() {
 
 void read_ring::complete(std::uint32_t index, int result) {
   slot& s = slots_[index];
-  result = faults_.apply(s.item, s.done, result, s.retried);
+  const auto& item = s.read.item;
+  result = faults_.apply(item, s.done, result, s.retried);
   if (result >= 0) s.done += static_cast<std::uint64_t>(result);
-  if (result >= 0 && s.done < s.item.length && !s.retried) {
+  if (result >= 0 && s.done < item.length && !s.retried) {
     s.retried = true;  // a short read: once more for the remainder
     prepare(index);
     return;
   }
-  const int outcome = result < 0 ? result : s.done == s.item.length ? static_cast<int>(s.done)
-                                                                     : -EIO;
+  const int outcome = result < 0 ? result : s.done == item.length ? static_cast<int>(s.done)
+                                                                   : -EIO;
   s.busy = false;
   --in_flight_;
   free_.push_back(index);
-  done_(s.client, s.item.tag, outcome);
+  done_(s.read.client, item.tag, outcome);
 }
 
 // Handles what the ring has completed; returns whether the wakeup was among it.
@@ -243,15 +251,18 @@ int read_ring::reset() {
   // never answer the wait, its reads are given up to it: they read what they would
   // have read anyway, into extents still waiting for it.
   const int waited = wait_for_kernel();
-  std::vector<std::pair<read_item, std::uint32_t>> unsent;
+  std::vector<queued_read> unsent;
   for (std::uint32_t i = 0; i < slots_.size(); ++i) {
     auto& s = slots_[i];
     if (!s.busy) continue;
-    unsent.emplace_back(s.item, s.client);
+    unsent.push_back(s.read);
     s = slot{};
     free_.push_back(i);
   }
   in_flight_ = 0;
+  // In their first order: the queue stays sorted by number, oldest at its head.
+  std::sort(unsent.begin(), unsent.end(),
+            [](const queued_read& a, const queued_read& b) { return a.number < b.number; });
   queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(head_), unsent.begin(),
                 unsent.end());
   ++resets_;
@@ -260,9 +271,9 @@ int read_ring::reset() {
   return opened < 0 ? opened : waited;
 }
 
-std::vector<std::pair<read_item, std::uint32_t>> read_ring::take_queued() {
+std::vector<read_ring::queued_read> read_ring::take_queued() {
   assert(!open_ && in_flight_ == 0);
-  std::vector<std::pair<read_item, std::uint32_t>> rest(
+  std::vector<queued_read> rest(
     queue_.begin() + static_cast<std::ptrdiff_t>(head_), queue_.end());
   queue_.clear();
   head_ = 0;

@@ -22,6 +22,13 @@ public:
   // (== length) or -errno.
   using done_fn = std::function<void(std::uint32_t client, std::uint32_t tag, int result)>;
 
+  // A read waiting for a slot. Reads are numbered in the order they are enqueued.
+  struct queued_read {
+    read_item item;
+    std::uint32_t client = 0;
+    std::uint64_t number = 0;
+  };
+
   read_ring(unsigned window, int wakeup_fd, read_fault_rates faults, done_fn done);
   ~read_ring();
   read_ring(const read_ring&) = delete;
@@ -34,6 +41,10 @@ public:
   unsigned flags() const { return flags_; }
 
   void enqueue(const read_item& item, std::uint32_t client);
+  // How many reads were enqueued so far: the next one gets this number.
+  std::uint64_t enqueued() const { return enqueued_; }
+  // The number of the oldest read not completed yet; enqueued() when none is left.
+  std::uint64_t oldest_unfinished() const;
 
   // Fills the window, waits for a completion or the wakeup, handles what came back.
   // Returns true when the wakeup fired. A failed submit resets the ring (see reset);
@@ -58,7 +69,7 @@ public:
 
   // A closed ring's reads not yet finished, with their clients, in order; the queue is
   // left empty. Each is owed its callback by whoever takes it.
-  std::vector<std::pair<read_item, std::uint32_t>> take_queued();
+  std::vector<queued_read> take_queued();
 
   std::size_t registered_chunks() const;
   std::uint64_t reads_fixed() const { return reads_fixed_; }
@@ -72,8 +83,7 @@ public:
 
 private:
   struct slot {
-    read_item item;
-    std::uint32_t client = 0;
+    queued_read read;
     std::uint64_t done = 0;    // bytes read so far
     bool retried = false;      // a short read was resubmitted once already
     bool submitted = false;    // the kernel has its SQE: it will complete
@@ -101,8 +111,9 @@ private:
   std::vector<slot> slots_;
   std::vector<std::uint64_t> unconsumed_;  // tags of SQEs the kernel has not taken, in order
   std::vector<std::uint32_t> free_;
-  std::vector<std::pair<read_item, std::uint32_t>> queue_;  // FIFO from head_
+  std::vector<queued_read> queue_;  // FIFO from head_
   std::size_t head_ = 0;
+  std::uint64_t enqueued_ = 0;
   std::size_t in_flight_ = 0;
   std::vector<bool> registered_;  // per arena chunk
   bool cloned_ = false;

@@ -120,7 +120,7 @@ private:
       send_results();
       answer_fences();
       const auto throw_after = faults_.enabled ? faults_.reader_throw_after_reads : 0;
-      if (throw_after != 0 && ring_ && ring_->enqueued() >= throw_after)
+      if (throw_after != 0 && ring_->enqueued() >= throw_after)
         throw std::runtime_error("fault.reader_throw_after_reads");
       if (!ring_->is_open()) {
         fall_back_to_pread();
@@ -153,6 +153,7 @@ private:
     }
     ring_.reset();
     send_results();
+    answer_fences();
   }
 
   // A fence waits for the reads taken before it; they finish in any order, and a read

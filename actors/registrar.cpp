@@ -17,11 +17,8 @@
 namespace spillway {
 namespace {
 
-// A turn is quick (clone: microseconds; register 1 GiB: tens of ms); this bounds a
-// reader that hangs.
-constexpr std::chrono::seconds turn_timeout{30};
-
 struct registrar_state {
+  std::chrono::milliseconds turn_timeout{};
   io_uring ring{};
   bool source_ok = false;       // the registrar's own table exists: readers can clone it
   buffer_table table;
@@ -75,21 +72,29 @@ void next_turn(registrar_pointer self) {
   auto reader = st.turns.front();
   st.turns.pop_front();
   st.busy = true;
-  self->request(reader, turn_timeout, adopt_atom_v, st.table)
+  self->request(reader, st.turn_timeout, adopt_atom_v, st.table)
     .then(
       [self](std::int32_t) {  // a reader says itself whether it failed, once
         self->state.busy = false;
         next_turn(self);
       },
-      [self, reader](caf::error&) {  // gone (restarted or stopping): forget it
-        auto& readers = self->state.readers;
-        readers.erase(std::remove(readers.begin(), readers.end(), reader), readers.end());
-        self->state.busy = false;
+      [self, reader](caf::error& err) {
+        auto& st = self->state;
+        if (err == caf::sec::request_timeout) {
+          // Slow, not gone: it answers when it can, and gets the table as it is then.
+          st.queue_turn(reader);
+        } else {  // gone (restarted or stopping): forget it
+          st.readers.erase(std::remove(st.readers.begin(), st.readers.end(), reader),
+                           st.readers.end());
+        }
+        st.busy = false;
         next_turn(self);
       });
 }
 
-registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t chunks) {
+registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t chunks,
+                                         std::chrono::milliseconds turn_timeout) {
+  self->state.turn_timeout = turn_timeout;
   self->state.open_source(chunks);
   return {
     [self](caf::add_atom, std::uint32_t chunk, std::uint64_t address, std::uint64_t size) {
@@ -110,8 +115,9 @@ registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t c
 
 }  // namespace
 
-registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count) {
-  return system.spawn<caf::detached>(registrar, chunk_count);
+registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count,
+                                std::chrono::milliseconds turn_timeout) {
+  return system.spawn<caf::detached>(registrar, chunk_count, turn_timeout);
 }
 
 }  // namespace spillway

@@ -199,6 +199,12 @@ constexpr std::array schema = {
     ratio(SPILLWAY_KEY(fault, short_read_rate), 0, 1, "reads that complete short"),
     ratio(SPILLWAY_KEY(fault, corrupt_rate), 0, 1, "reads whose data gets one byte flipped"),
     ratio(SPILLWAY_KEY(fault, ring_submit_failure_rate), 0, 1, "io_uring_submit calls that fail"),
+    ratio(SPILLWAY_KEY(fault, ring_submit_refusal_rate), 0, 1,
+          "io_uring_submit calls refused with EAGAIN"),
+    boolean(SPILLWAY_KEY(fault, fail_ring_reopen),
+            "setting a ring up again after a reset answers ENOMEM"),
+    integer(SPILLWAY_KEY(fault, reader_throw_after_reads), 0, toml_int_max,
+            "a reader's ring loop throws once it has taken this many reads; 0 = never"),
     boolean(SPILLWAY_KEY(fault, fail_registration), "buffer registration answers ENOMEM"),
     boolean(SPILLWAY_KEY(fault, refuse_o_direct), "opens with O_DIRECT answer EINVAL"),
     boolean(SPILLWAY_KEY(fault, refuse_o_direct_reads),
@@ -451,6 +457,8 @@ private:
   bool read_item(const key_spec& key, const toml::node& item, std::size_t at,
                  std::vector<std::string>& seen);
   void check_relations();
+  void check_chunk_count();
+  const toml::node* set_later(std::size_t a, std::size_t b) const;
   void resolve_per_core();
   bool fail(toml::source_position at, std::string text);
   bool fail(const toml::node& at, std::string text);
@@ -500,6 +508,7 @@ node_config loader::load(const toml::table& root) {
     }
   }
   check_relations();
+  check_chunk_count();
   resolve_per_core();
   if (problems_.empty()) return config_;
   std::stable_sort(problems_.begin(), problems_.end(), [](const problem& a, const problem& b) {
@@ -665,13 +674,40 @@ void loader::check_relations() {
     const std::uint64_t lesser = std::get<u64_ref>(schema[a].ref)(config_);
     const std::uint64_t greater = std::get<u64_ref>(schema[b].ref)(config_);
     if (r.strict ? lesser < greater : lesser <= greater) continue;
-    const toml::node* at = found_[a];
-    if (!at || (found_[b] && at->source().begin < found_[b]->source().begin)) at = found_[b];
+    const toml::node* at = set_later(a, b);
     if (!at) continue;  // both defaults: the defaults are consistent
     fail(*at, std::string(r.lesser) + " (" + format_size(lesser) + ") must be " +
                   (r.strict ? "smaller than " : "at most ") + std::string(r.greater) + " (" +
                   format_size(greater) + ")");
   }
+}
+
+// Of two keys, the node of the one the file sets later; null when it sets neither.
+const toml::node* loader::set_later(std::size_t a, std::size_t b) const {
+  const toml::node* at = found_[a];
+  if (!at || (found_[b] && at->source().begin < found_[b]->source().begin)) at = found_[b];
+  return at;
+}
+
+// Every chunk is a registered buffer of every reader's ring, and io_uring takes at most
+// IORING_MAX_REG_BUFFERS of them: past that, every read would go unregistered.
+void loader::check_chunk_count() {
+  constexpr std::uint64_t registered_buffers_max = 16384;
+  const std::size_t size = key_index("read.arena_size");
+  const std::size_t chunk = key_index("read.arena_chunk");
+  if ((found_[size] && !valid_[size]) || (found_[chunk] && !valid_[chunk])) return;
+  const auto& read = config_.read;
+  const std::uint64_t chunks = (read.arena_size + read.arena_chunk - 1) / read.arena_chunk;
+  if (chunks <= registered_buffers_max) return;
+  const std::uint64_t least = (read.arena_size + registered_buffers_max - 1) /
+                              registered_buffers_max;
+  const toml::node* at = set_later(size, chunk);
+  if (!at) return;  // the defaults make one chunk
+  fail(*at, "read.arena_size (" + format_size(read.arena_size) + ") in read.arena_chunk (" +
+                format_size(read.arena_chunk) + ") pieces is " + std::to_string(chunks) +
+                " chunks, more than the " + std::to_string(registered_buffers_max) +
+                " buffers io_uring registers: make read.arena_chunk at least " +
+                format_size((least + hugepage - 1) / hugepage * hugepage));
 }
 
 void loader::resolve_per_core() {

@@ -61,10 +61,14 @@ typename Inspector::result_type inspect(Inspector& f, buffer_table& x) {
   return f(x.source_ring_fd, x.addresses, x.sizes);
 }
 
+// fence: answered with the reader's index once every read it was sent before the fence
+// has completed or been dropped, so that no kernel read of those items can still write
+// to their extents.
 using reader_actor = caf::typed_actor<
   caf::replies_to<stats_atom>::with<reader_stats>,
   caf::reacts_to<read_atom, read_client, std::vector<read_item>>,
-  caf::replies_to<adopt_atom, buffer_table>::with<std::int32_t>>;
+  caf::replies_to<adopt_atom, buffer_table>::with<std::int32_t>,
+  caf::replies_to<fence_atom>::with<std::uint32_t>>;
 
 // -- the registrar ---------------------------------------------------------------
 

@@ -20,6 +20,7 @@ struct reader_stats {
   std::uint64_t reads_plain = 0;
   std::uint64_t ring_resets = 0;       // ring-level failures recovered from
   std::uint64_t short_reads = 0;       // reads that came back short and went again
+  std::int32_t ring_errno = 0;         // why the ring was given up for pread; 0 = it was not
   // Window occupancy: time with at least one read in flight, and the integral of reads
   // in flight over time; in_flight_ns / busy_ns is the mean window while busy.
   std::uint64_t busy_ns = 0;
@@ -30,7 +31,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, reader_stats& x) {
   return f(x.index, x.engine, x.ring_flags, x.wakeups, x.registered_chunks,
            x.registration_errno, x.reads_fixed, x.reads_plain, x.ring_resets, x.short_reads,
-           x.busy_ns, x.in_flight_ns);
+           x.ring_errno, x.busy_ns, x.in_flight_ns);
 }
 
 struct node_stats {

@@ -28,13 +28,14 @@ namespace spillway {
 namespace {
 
 // Takes reads and never answers; tells `witness` how many it took.
-reader_actor::behavior_type black_hole(reader_actor::pointer, caf::actor witness) {
+reader_actor::behavior_type black_hole(reader_actor::pointer self, caf::actor witness) {
   return {
     [](stats_atom) { return reader_stats{}; },
     [witness](read_atom, const read_client&, const std::vector<read_item>& items) {
       caf::anon_send(witness, caf::ok_atom_v, items.size());
     },
     [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
+    [self](fence_atom) { return self->make_response_promise<std::uint32_t>(); },  // never
   };
 }
 

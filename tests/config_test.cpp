@@ -356,6 +356,21 @@ TEST_SUITE("config") {
     CHECK(c.read.arena_chunk == 64 * MiB);
   }
 
+  // 64 GiB in 2 MiB chunks would be 32768 chunks, each a registered buffer of every ring.
+  TEST_CASE("an arena cut into more chunks than io_uring registers buffers is refused") {
+    CHECK(problem_of("[read]\narena_size = \"64GiB\"\narena_chunk = \"2MiB\"\n") ==
+          "node.toml:3:15: read.arena_size (64GiB) in read.arena_chunk (2MiB) pieces is 32768 "
+          "chunks, more than the 16384 buffers io_uring registers: make read.arena_chunk at "
+          "least 4MiB");
+    CHECK(problem_of("[read]\narena_chunk = \"2MiB\"\narena_size = \"33GiB\"\n") ==
+          "node.toml:3:14: read.arena_size (33GiB) in read.arena_chunk (2MiB) pieces is 16896 "
+          "chunks, more than the 16384 buffers io_uring registers: make read.arena_chunk at "
+          "least 4MiB");
+    const node_config c = load_config_text(
+        "[read]\narena_size = \"32GiB\"\narena_chunk = \"2MiB\"\n", "node.toml");
+    CHECK(c.read.arena_size / c.read.arena_chunk == 16384);
+  }
+
   TEST_CASE("fault keys are refused unless fault.enabled is true") {
     const std::string why = " (set fault.enabled = true to use fault injection)";
     const std::vector<std::string> problems =

@@ -341,6 +341,31 @@ TEST_CASE_FIXTURE(test::node_leaks, "ring submit failures reset the ring and los
   check_arena(n);
 }
 
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a ring that cannot be set up again after a reset leaves its reader on pread") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.fault.enabled = true;
+  config.fault.ring_submit_failure_rate = 0.3;
+  config.fault.fail_ring_reopen = true;
+  node n{config};
+  dataset d;
+  d.write(n, 20, "reopen-");
+  for (int round = 0; round < 3; ++round) check_batch(n, d, d.keys);
+  std::size_t on_pread = 0;
+  for (const auto& r : n.stats().readers) {
+    CAPTURE(r.index);
+    CHECK(r.ring_resets <= 1);  // after the failed one, no ring is left to reset
+    CHECK(r.engine == (r.ring_resets == 1 ? "posix" : "io_uring"));
+    CHECK(r.ring_errno == (r.ring_resets == 1 ? ENOMEM : 0));
+    on_pread += r.engine == "posix";
+  }
+  CHECK(on_pread > 0);
+  CHECK(n.stats().reader_restarts == 0);
+  check_arena(n);
+}
+
 TEST_CASE_FIXTURE(test::node_leaks, "the posix engine and group mode read the same bytes") {
   for (const char* engine : {"posix", "uring"})
     for (const char* mode : {"window", "group"}) {

@@ -175,6 +175,44 @@ TEST_CASE("a bucket file truncated at any page boundary is rejected whole") {
   CHECK(!read_bucket_index(path, index).empty());
 }
 
+// Issue 18, item 7: a footer with a valid crc and an index size near 2^64 wrapped
+// align_up and sized the index allocation ("cannot create std::vector larger than
+// max_size()"), so the file threw out of recovery instead of being refused.
+TEST_CASE("a footer whose index size wraps the layout check is refused, not allocated") {
+  test::temp_dir dir;
+  bucket_image image;
+  image.add("a", value_bytes(100, 1));
+  auto file = image.seal();
+  bf::footer f;
+  REQUIRE(bf::decode_footer(std::span{file}.last(bf::page_size), f).empty());
+  f.index_offset = file.size() - bf::page_size;  // align_up(index_size) wraps to 0
+  f.index_size = UINT64_MAX - 100;
+  bf::encode_footer(f, std::span{file}.last(bf::page_size));
+  const auto path = dir.path() / bucket_file_name(image.header.bucket_id);
+  write_file(path, file, file.size());
+  bucket_index index;
+  bucket_problem problem;
+  REQUIRE_NOTHROW(problem = read_bucket_index(path, index));
+  CHECK(problem.damaged);
+  CHECK_MESSAGE(problem.what.find("index size") != std::string::npos, problem.what);
+}
+
+// Issue 18, item 7: an entry at offset 2^64-4096 wrapped `offset + record size` below
+// the index offset and passed; its read then failed with EINVAL.
+TEST_CASE("an index entry whose offset wraps the record bounds is refused") {
+  test::temp_dir dir;
+  bucket_image image;
+  image.add("a", value_bytes(100, 1)).add("b", value_bytes(100, 2));
+  image.entries[1].offset = UINT64_MAX - bf::page_size + 1;
+  const auto file = image.seal();
+  const auto path = dir.path() / bucket_file_name(image.header.bucket_id);
+  write_file(path, file, file.size());
+  bucket_index index;
+  const auto problem = read_bucket_index(path, index);
+  CHECK(problem.damaged);
+  CHECK_MESSAGE(problem.what.find("index entry for 'b'") != std::string::npos, problem.what);
+}
+
 TEST_CASE("bucket file names carry the id") {
   const auto id = make_bucket_id(0xabc, 0x123456789);
   CHECK(bucket_file_name(id) == "0abc000123456789.bucket");

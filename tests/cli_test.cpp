@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
+#include "tests/crafted_bucket.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -183,6 +184,39 @@ TEST_CASE("inspect --verify names a damaged record and get names the corrupt key
   CHECK(get.exit_code == 1);
   CHECK(get.out.empty());
   CHECK(get.err.find("victim: corrupt") != std::string::npos);
+}
+
+// Issue 18, item 7: a footer with a valid crc and an index size near 2^64 made the
+// node, get, put and inspect all exit with "cannot create std::vector larger than
+// max_size()" until someone deleted the file by hand.
+TEST_CASE("a crafted index size is a damaged file to inspect, get and put, not a crash") {
+  test::temp_dir dir;
+  const auto data = dir.path() / "data";
+  const auto value = std::string(10000, 'g');
+  for (const char* key : {"good", "victim"})
+    REQUIRE(run_spillway({"put", key, write_file(dir, "v", value), "--data-dir", data.string()})
+              .exit_code == 0);
+  std::filesystem::path victim;
+  for (const auto& e : std::filesystem::directory_iterator{data}) {
+    bucket_index index;
+    if (read_bucket_index(e.path(), index).empty() && index.entries[0].key == "victim")
+      victim = e.path();
+  }
+  REQUIRE(!victim.empty());
+  test::recraft_bucket(victim, [](bucket_index& b) {
+    b.footer.index_offset = b.file_size - bucket_format::page_size;
+    b.footer.index_size = UINT64_MAX - 100;
+  });
+  const auto inspect = run_spillway({"inspect", "--data-dir", data.string()});
+  CHECK(inspect.exit_code == 1);
+  CHECK_MESSAGE(inspect.out.find("damaged " + victim.filename().string()) != std::string::npos,
+                inspect.out, inspect.err);
+  CHECK(inspect.out.find("index size") != std::string::npos);
+  const auto get = run_spillway({"get", "good", "--data-dir", data.string()});
+  CHECK_MESSAGE(get.exit_code == 0, get.err);
+  CHECK((get.out == value));
+  CHECK(run_spillway({"put", "after", write_file(dir, "v", value), "--data-dir", data.string()})
+          .exit_code == 0);
 }
 
 TEST_CASE("the store commands refuse a data dir that a running node holds") {

@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "runtime/storage/bucket_file.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/store_inspection.hpp"
+#include "tests/crafted_bucket.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -173,6 +175,63 @@ TEST_CASE("a damaged or torn bucket is quarantined at start and the rest still s
   CHECK(n.store_stats().buckets == 1);
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / bucket_tmp_name(make_bucket_id(1, 1))));
+}
+
+std::vector<std::filesystem::path> sorted_buckets(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator{dir})
+    if (e.path().extension() == ".bucket") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Issue 18, item 7: a footer with a valid crc and an index size near 2^64 made the
+// node's constructor throw (the index allocation), so no node could start on the dir.
+TEST_CASE("a crafted index size is quarantined at start and the node serves the rest") {
+  test::temp_dir dir;
+  auto config = store_config(dir.path());
+  config.storage.bucket_keys_limit = 2;
+  const auto keys = make_keys("huge-index-", 4);
+  {
+    node n{config};
+    for (const auto& s : put_all(n, keys, 5000)) CHECK(s.ok());
+  }
+  const auto files = sorted_buckets(dir.path());
+  REQUIRE(files.size() == 2);
+  test::recraft_bucket(files[1], [](bucket_index& b) {
+    b.footer.index_offset = b.file_size - bucket_format::page_size;
+    b.footer.index_size = UINT64_MAX - 100;  // align_up() of it wraps to 0
+  });
+  std::optional<node> n;
+  REQUIRE_NOTHROW(n.emplace(config));
+  check_values(*n, {keys[0], keys[1]}, 5000);
+  CHECK(n->read_values({keys[2]})[0].status.error == key_error::not_found);
+  CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
+}
+
+// Issue 18, item 7: an index entry at offset 2^64-4096 wrapped `offset + record size`,
+// passed recovery, and its read's EINVAL was taken for an O_DIRECT refusal: every
+// bucket went to buffered reads for the node's life.
+TEST_CASE("a crafted record offset is quarantined at start and reads stay direct") {
+  test::temp_dir dir;
+  auto config = store_config(dir.path());
+  config.storage.bucket_keys_limit = 2;
+  const auto keys = make_keys("wrapped-offset-", 4);
+  {
+    node n{config};
+    for (const auto& s : put_all(n, keys, 5000)) CHECK(s.ok());
+  }
+  const auto files = sorted_buckets(dir.path());
+  REQUIRE(files.size() == 2);
+  test::recraft_bucket(files[1], [](bucket_index& b) {
+    b.entries[1].offset = UINT64_MAX - bucket_format::page_size + 1;
+  });
+  node n{config};
+  const auto got = n.read_values({keys[0], keys[3]});
+  CHECK(got[0].value == generated_value(5000, 1, keys[0]));
+  CHECK(got[1].status.error == key_error::not_found);
+  CHECK_FALSE(n.store_stats().reads_buffered);
+  CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
 }
 
 TEST_CASE("a flipped byte in a value makes that key corrupt and never returns it") {

@@ -14,7 +14,7 @@ constexpr const char* quarantine_dir = "quarantine";
 std::string check_file(const std::filesystem::path& path, std::uint64_t id_in_name,
                        bucket_index& index) {
   if (path.extension() == ".tmp") return "never sealed (.tmp)";
-  if (auto problem = read_bucket_index(path, index); !problem.empty()) return problem;
+  if (auto problem = read_bucket_index(path, index); !problem.empty()) return problem.what;
   if (index.header.bucket_id != id_in_name) return "header names another bucket id";
   return {};
 }

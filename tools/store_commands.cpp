@@ -145,18 +145,20 @@ int run_gen(const node_config& config, const gen_options& gen) {
 }
 
 int run_inspect(const node_config& config, bool verify) {
-  const data_dir_lock lock{config.storage.data_dir};  // no node may write meanwhile
+  // No node may write meanwhile.
+  const data_dir_lock lock{config.storage.data_dir, static_cast<mode_t>(config.storage.file_mode)};
   const auto r = inspect_store(config.storage.data_dir, verify);
   std::cout << "buckets " << r.buckets << "\nrecords " << r.records << "\nkeys " << r.keys
             << "\nfile bytes " << r.file_bytes << "\nlive bytes " << r.live_bytes
             << "\ngarbage bytes " << r.garbage_bytes << "\n";
   for (const auto& f : r.unsealed) std::cout << "unsealed " << f << " (recovery removes it)\n";
   for (const auto& d : r.damaged) std::cout << "damaged " << d << "\n";
+  for (const auto& u : r.unreadable) std::cout << "unreadable " << u << " (left in place)\n";
   for (const auto& b : r.bad_records)
     std::cout << "bad record: bucket " << b.bucket_file << " key '" << b.key << "' offset "
               << b.offset << ": " << b.problem << "\n";
   if (verify) std::cout << "verified: " << r.bad_records.size() << " bad records\n";
-  return r.bad_records.empty() && r.damaged.empty() ? 0 : 1;
+  return r.bad_records.empty() && r.damaged.empty() && r.unreadable.empty() ? 0 : 1;
 }
 
 }  // namespace spillway

@@ -69,7 +69,7 @@ std::optional<std::uint64_t> parse_bucket_file_name(const std::string& name) {
 bucket_problem read_bucket_index(const std::filesystem::path& path, bucket_index& out) {
   using namespace bucket_format;
   const unique_fd file{open_regular_file(path, O_RDONLY | O_CLOEXEC)};
-  if (!file) return unreadable(std::string{"cannot open: "} + std::strerror(errno));
+  if (!file) return unreadable("cannot open: " + open_error_text(errno));
   struct stat st{};
   if (::fstat(file.get(), &st) != 0)
     return unreadable(std::string{"cannot stat: "} + std::strerror(errno));

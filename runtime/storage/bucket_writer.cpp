@@ -178,7 +178,7 @@ struct bucket_writer::state {
   int open_tmp() {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
     if (!opts.refuse_o_direct) {
-      fd.reset(::open(tmp_path.c_str(), flags | O_DIRECT, 0644));
+      fd.reset(::open(tmp_path.c_str(), flags | O_DIRECT, opts.file_mode));
       if (fd || errno != EINVAL) return fd ? 0 : errno;
       ::unlink(tmp_path.c_str());
     }
@@ -186,7 +186,7 @@ struct bucket_writer::state {
     if (!said) spdlog::warn("{}: O_DIRECT refused, writing through the page cache",
                             opts.dir.string());
     said = true;
-    fd.reset(::open(tmp_path.c_str(), flags, 0644));
+    fd.reset(::open(tmp_path.c_str(), flags, opts.file_mode));
     return fd ? 0 : errno;
   }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace spillway {
 
@@ -24,6 +25,12 @@ int open_regular_file(const std::filesystem::path& path, int flags, mode_t mode)
   ::close(fd);
   errno = err;
   return -1;
+}
+
+std::string open_error_text(int err) {
+  if (err == ELOOP) return "a symlink, which is not followed";
+  if (err == EBADFD) return "not a regular file";
+  return std::strerror(err);
 }
 
 }  // namespace spillway

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <string>
 
 namespace spillway {
 
@@ -14,5 +15,13 @@ namespace spillway {
 // descriptor (the caller's flags, O_NONBLOCK never left on), or -1 with errno set as by
 // open: ELOOP for a symlink, EBADFD for anything else that is not a regular file.
 int open_regular_file(const std::filesystem::path& path, int flags, mode_t mode = 0);
+
+// What open_regular_file's errno means, for messages.
+std::string open_error_text(int err);
+
+// The mode of a directory holding files of `file_mode`: whoever may read the files may
+// also list and enter it (0600 -> 0700, 0640 -> 0750).
+constexpr mode_t dir_mode_for(mode_t file_mode) { return file_mode | (file_mode & 0444) >> 2; }
+static_assert(dir_mode_for(0600) == 0700 && dir_mode_for(0640) == 0750);
 
 }  // namespace spillway

@@ -12,6 +12,7 @@
 #include "runtime/storage/bucket_file.hpp"
 #include "runtime/storage/bucket_format.hpp"
 #include "runtime/storage/crc32c.hpp"
+#include "runtime/storage/printable_key.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -211,6 +212,13 @@ TEST_CASE("an index entry whose offset wraps the record bounds is refused") {
   const auto problem = read_bucket_index(path, index);
   CHECK(problem.damaged);
   CHECK_MESSAGE(problem.what.find("index entry for 'b'") != std::string::npos, problem.what);
+}
+
+TEST_CASE("printable_key escapes every byte a terminal or a log could act on") {
+  CHECK(printable_key("layer-3/block 17") == "layer-3/block 17");
+  CHECK(printable_key(std::string_view{"a\nb\x1b[2J\\\x7f\xc3\xa9\0", 12}) ==
+        "a\\x0ab\\x1b[2J\\\\\\x7f\\xc3\\xa9\\x00");
+  CHECK(printable_key("\\x0a") != printable_key("\n"));  // escaping stays unambiguous
 }
 
 TEST_CASE("bucket file names carry the id") {

@@ -219,6 +219,48 @@ TEST_CASE("a crafted index size is a damaged file to inspect, get and put, not a
           .exit_code == 0);
 }
 
+// Issue 18, item 9: keys reached the logs and the terminal unescaped, so a key holding a
+// newline forged a log line and one holding ANSI escapes drove the terminal. Here the
+// keys pass every place that prints one: the batch's log of a corrupt record, the
+// recovery log and inspect's line for a damaged index, inspect --verify's bad record
+// and get's error line.
+TEST_CASE("a key with a newline and escapes is printed escaped everywhere") {
+  test::temp_dir dir;
+  const auto data = dir.path() / "data";
+  const std::string forged = "\n2026-01-01T00:00:00.000 info forged";
+  const std::string corrupt_key = "corrupt" + forged + "\x1b[2J";
+  const std::string damaged_key = "damaged" + forged + "\x1b[2J";
+  for (const auto& key : {corrupt_key, damaged_key})
+    REQUIRE(run_spillway({"put", key, write_file(dir, "v", std::string(10000, 'v')),
+                          "--data-dir", data.string()}).exit_code == 0);
+  for (const auto& e : std::filesystem::directory_iterator{data}) {
+    bucket_index index;
+    if (!read_bucket_index(e.path(), index).empty()) continue;
+    if (index.entries[0].key == damaged_key) {
+      test::recraft_bucket(e.path(), [](bucket_index& b) {
+        b.entries[0].offset = UINT64_MAX - bucket_format::page_size + 1;
+      });
+    } else {
+      std::fstream f{e.path(), std::ios::in | std::ios::out | std::ios::binary};
+      f.seekp(static_cast<std::streamoff>(index.entries[0].offset + 24 + corrupt_key.size()));
+      f.put('w');
+    }
+  }
+  const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data.string()});
+  const auto get = run_spillway({"get", corrupt_key, "--data-dir", data.string()});
+  CHECK(get.exit_code == 1);
+  for (const auto& printed : {inspect.out, get.err}) {
+    CHECK_MESSAGE(printed.find(forged) == std::string::npos, printed);
+    CHECK(printed.find('\x1b') == std::string::npos);
+  }
+  const std::string escaped = "\\x0a2026-01-01T00:00:00.000 info forged\\x1b[2J";
+  CHECK(inspect.out.find("damaged" + escaped) != std::string::npos);  // the index entry
+  CHECK(inspect.out.find("corrupt" + escaped) != std::string::npos);  // the bad record
+  CHECK(get.err.find("damaged" + escaped) != std::string::npos);      // the recovery log
+  CHECK(get.err.find("batch: key 'corrupt" + escaped) != std::string::npos);
+  CHECK(get.err.find("spillway get: corrupt" + escaped + ": corrupt") != std::string::npos);
+}
+
 TEST_CASE("the store commands refuse a data dir that a running node holds") {
   test::temp_dir dir;
   test::child_process serve{{SPILLWAY_BINARY, "serve", "-c", serve_config(dir)}};

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "runtime/storage/crc32c.hpp"
+#include "runtime/storage/printable_key.hpp"
 
 namespace spillway::bucket_format {
 namespace {
@@ -185,9 +186,10 @@ static std::string check_entry(const index_entry& e, std::uint64_t record_area_s
                                std::uint64_t index_offset) {
   if (e.key.empty() || e.key.size() > max_key_size) return "index entry has a bad key length";
   if (e.offset % page_size != 0 || e.offset < record_area_start || e.offset > index_offset)
-    return "index entry for '" + e.key + "' points at offset " + std::to_string(e.offset);
+    return "index entry for '" + printable_key(e.key) + "' points at offset " +
+           std::to_string(e.offset);
   if (record_size(e.key.size(), e.value_size) > index_offset - e.offset)
-    return "index entry for '" + e.key + "' runs into the index";
+    return "index entry for '" + printable_key(e.key) + "' runs into the index";
   return {};
 }
 

@@ -756,22 +756,25 @@ std::string key_text(const key_spec& key, const section_spec& section, node_conf
   return doc + (unresolved || gated ? "# " : "") + std::string(key.name) + " = " + value + "\n";
 }
 
-bool read_whole_file(const std::filesystem::path& path, std::string& out, int& error) {
+// A node's file is a few KiB; the bound ends `-c /dev/zero`, which would be read for ever.
+constexpr std::size_t config_bytes_max = MiB;
+
+// Reads `path` into `out`; returns an empty string, or why it cannot.
+std::string read_whole_file(const std::filesystem::path& path, std::string& out) {
   struct closer {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
   const std::unique_ptr<std::FILE, closer> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    error = errno;
-    return false;
-  }
+  if (!file) return std::strerror(errno);
   std::array<char, 65536> buffer{};
   std::size_t got = 0;
   while ((got = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
     out.append(buffer.data(), got);
+    if (out.size() > config_bytes_max)
+      return "larger than " + format_size(config_bytes_max) + ", so not a node's config";
   }
-  error = errno;  // fread on a directory fails with EISDIR, and only ferror says so
-  return std::ferror(file.get()) == 0;
+  // fread on a directory fails with EISDIR, and only ferror says so
+  return std::ferror(file.get()) != 0 ? std::strerror(errno) : std::string{};
 }
 
 }  // namespace
@@ -781,10 +784,8 @@ config_error::config_error(std::vector<std::string> problems)
 
 node_config load_config_file(const std::filesystem::path& path) {
   std::string text;
-  int error = 0;
-  if (!read_whole_file(path, text, error)) {
-    throw config_error({path.string() + ": cannot read config file: " + std::strerror(error)});
-  }
+  if (const auto problem = read_whole_file(path, text); !problem.empty())
+    throw config_error({path.string() + ": cannot read config file: " + problem});
   return load_config_text(text, path.string());
 }
 

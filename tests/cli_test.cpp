@@ -66,6 +66,18 @@ TEST_CASE("a missing config file is a one-line error and exit 2") {
   CHECK(r.out.empty());
 }
 
+// Issue 18, item 10: `-c /dev/zero` was read for ever, its buffer growing until the
+// memory ran out.
+TEST_CASE("a config file that never ends is refused at a size bound") {
+  test::child_process config{{SPILLWAY_BINARY, "config", "--print", "-c", "/dev/zero"}};
+  // A bound for a hung child, not a synchronisation: the refusal comes at once.
+  const bool refused = config.wait_for_stderr("/dev/zero", std::chrono::seconds(30));
+  CHECK_MESSAGE(refused, "spillway config still reading /dev/zero, or died: ", config.err());
+  if (!refused) return;  // the child is killed with `config`
+  CHECK(config.finish() == 2);
+  CHECK(config.err().find("larger than") != std::string::npos);
+}
+
 TEST_CASE("an invalid config names file and line and column and key and exits 2") {
   test::temp_dir dir;
   const auto path = write_file(dir, "bad.toml", "[read]\nwindow = 0\n");

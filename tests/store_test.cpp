@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <condition_variable>
@@ -12,6 +13,7 @@
 #include <optional>
 
 #include "runtime/storage/bucket_file.hpp"
+#include "runtime/storage/bucket_writer.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/store_inspection.hpp"
@@ -232,6 +234,32 @@ TEST_CASE("a crafted record offset is quarantined at start and reads stay direct
   CHECK(got[1].status.error == key_error::not_found);
   CHECK_FALSE(n.store_stats().reads_buffered);
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
+}
+
+// The process's mapped bytes, from /proc/self/statm (its first field, in pages).
+std::uint64_t mapped_bytes() {
+  std::ifstream statm{"/proc/self/statm"};
+  std::uint64_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// Issue 18, item 10: the writer's buffer for records larger than a staging slot only
+// grew: one 4 GiB value kept 4 GiB mapped for the node's life.
+TEST_CASE("the writer unmaps a large value's buffer once the value is written") {
+  test::temp_dir dir;
+  bucket_writer writer{{dir.path()}};
+  const auto before = mapped_bytes();
+  {
+    const std::vector<std::byte> value(64 << 20, std::byte{7});
+    REQUIRE_FALSE(writer.open(make_bucket_id(1, 1)));
+    REQUIRE_FALSE(writer.append("large", value));
+    bucket_index sealed;
+    REQUIRE_FALSE(writer.seal(sealed));
+    CHECK(sealed.entries.size() == 1);
+  }
+  const auto grown = mapped_bytes() - std::min(before, mapped_bytes());
+  CHECK_MESSAGE(grown < (32u << 20), "still mapped after the seal: ", grown >> 20, " MiB");
 }
 
 TEST_CASE("a flipped byte in a value makes that key corrupt and never returns it") {

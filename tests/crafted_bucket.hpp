@@ -27,7 +27,8 @@ inline void recraft_bucket(const std::filesystem::path& path,
   bf::encode_footer(index.footer, std::span{pages}.last(bf::page_size));
   std::fstream file{path, std::ios::in | std::ios::out | std::ios::binary};
   file.seekp(static_cast<std::streamoff>(index_at));
-  file.write(reinterpret_cast<const char*>(pages.data()), static_cast<std::streamsize>(index_bytes));
+  file.write(reinterpret_cast<const char*>(pages.data()),
+             static_cast<std::streamsize>(index_bytes));
   file.seekp(static_cast<std::streamoff>(index.file_size - bf::page_size));
   file.write(reinterpret_cast<const char*>(pages.data() + index_bytes), bf::page_size);
   if (!file) throw std::runtime_error(path.string() + ": cannot rewrite");

@@ -192,7 +192,8 @@ TEST_CASE("quarantine counts against the quota and is trimmed oldest first") {
   fs::create_directory(dir.path() / "quarantine");
   std::vector<fs::path> quarantined;
   for (std::uint64_t sequence : {1, 2, 3}) {
-    quarantined.push_back(dir.path() / "quarantine" / bucket_file_name(make_bucket_id(1, sequence)));
+    const auto name = bucket_file_name(make_bucket_id(1, sequence));
+    quarantined.push_back(dir.path() / "quarantine" / name);
     std::ofstream{quarantined.back()} << std::string(100 << 10, 'q');
   }
   node n{config};

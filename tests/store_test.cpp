@@ -179,61 +179,60 @@ TEST_CASE("a damaged or torn bucket is quarantined at start and the rest still s
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / bucket_tmp_name(make_bucket_id(1, 1))));
 }
 
-std::vector<std::filesystem::path> sorted_buckets(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator{dir})
-    if (e.path().extension() == ".bucket") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+// Two sealed buckets of two keys each, written by a node that is gone again: the
+// ground a crafted file is planted in.
+struct two_buckets {
+  test::temp_dir dir;
+  node_config config = store_config(dir.path());
+  std::vector<std::string> keys;
+  std::vector<std::filesystem::path> files;  // in id order: keys 0 and 1, then 2 and 3
+
+  explicit two_buckets(const std::string& prefix) : keys(make_keys(prefix, 4)) {
+    config.storage.bucket_keys_limit = 2;
+    {
+      node n{config};
+      for (const auto& s : put_all(n, keys, 5000)) CHECK(s.ok());
+    }
+    for (const auto& e : std::filesystem::directory_iterator{dir.path()})
+      if (e.path().extension() == ".bucket") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    REQUIRE(files.size() == 2);
+  }
+
+  bool quarantined(const std::filesystem::path& file) const {
+    return std::filesystem::exists(dir.path() / "quarantine" / file.filename());
+  }
+};
 
 // Issue 18, item 7: a footer with a valid crc and an index size near 2^64 made the
 // node's constructor throw (the index allocation), so no node could start on the dir.
 TEST_CASE("a crafted index size is quarantined at start and the node serves the rest") {
-  test::temp_dir dir;
-  auto config = store_config(dir.path());
-  config.storage.bucket_keys_limit = 2;
-  const auto keys = make_keys("huge-index-", 4);
-  {
-    node n{config};
-    for (const auto& s : put_all(n, keys, 5000)) CHECK(s.ok());
-  }
-  const auto files = sorted_buckets(dir.path());
-  REQUIRE(files.size() == 2);
-  test::recraft_bucket(files[1], [](bucket_index& b) {
+  two_buckets store{"huge-index-"};
+  test::recraft_bucket(store.files[1], [](bucket_index& b) {
     b.footer.index_offset = b.file_size - bucket_format::page_size;
     b.footer.index_size = UINT64_MAX - 100;  // align_up() of it wraps to 0
   });
   std::optional<node> n;
-  REQUIRE_NOTHROW(n.emplace(config));
-  check_values(*n, {keys[0], keys[1]}, 5000);
-  CHECK(n->read_values({keys[2]})[0].status.error == key_error::not_found);
-  CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
+  REQUIRE_NOTHROW(n.emplace(store.config));
+  check_values(*n, {store.keys[0], store.keys[1]}, 5000);
+  CHECK(n->read_values({store.keys[2]})[0].status.error == key_error::not_found);
+  CHECK(store.quarantined(store.files[1]));
 }
 
 // Issue 18, item 7: an index entry at offset 2^64-4096 wrapped `offset + record size`,
 // passed recovery, and its read's EINVAL was taken for an O_DIRECT refusal: every
 // bucket went to buffered reads for the node's life.
 TEST_CASE("a crafted record offset is quarantined at start and reads stay direct") {
-  test::temp_dir dir;
-  auto config = store_config(dir.path());
-  config.storage.bucket_keys_limit = 2;
-  const auto keys = make_keys("wrapped-offset-", 4);
-  {
-    node n{config};
-    for (const auto& s : put_all(n, keys, 5000)) CHECK(s.ok());
-  }
-  const auto files = sorted_buckets(dir.path());
-  REQUIRE(files.size() == 2);
-  test::recraft_bucket(files[1], [](bucket_index& b) {
+  two_buckets store{"wrapped-offset-"};
+  test::recraft_bucket(store.files[1], [](bucket_index& b) {
     b.entries[1].offset = UINT64_MAX - bucket_format::page_size + 1;
   });
-  node n{config};
-  const auto got = n.read_values({keys[0], keys[3]});
-  CHECK(got[0].value == generated_value(5000, 1, keys[0]));
+  node n{store.config};
+  const auto got = n.read_values({store.keys[0], store.keys[3]});
+  CHECK(got[0].value == generated_value(5000, 1, store.keys[0]));
   CHECK(got[1].status.error == key_error::not_found);
   CHECK_FALSE(n.store_stats().reads_buffered);
-  CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
+  CHECK(store.quarantined(store.files[1]));
 }
 
 // The process's mapped bytes, from /proc/self/statm (its first field, in pages).

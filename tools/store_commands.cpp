@@ -106,7 +106,8 @@ private:
         ++acked_;
         if (gen_.log_acked) std::cout << "acked " << printable_key(b.keys[i]) << "\n";
       } else if (failed_++ == 0) {
-        std::cerr << "spillway gen: " << printable_key(b.keys[i]) << ": " << to_string(statuses[i]) << "\n";
+        std::cerr << "spillway gen: " << printable_key(b.keys[i]) << ": "
+                  << to_string(statuses[i]) << "\n";
       }
     }
     if (gen_.log_acked) std::cout.flush();

@@ -79,6 +79,21 @@ TEST_CASE("a LOCK symlink is refused, naming it, and its target is left whole") 
   CHECK_MESSAGE(error.find((data / "LOCK").string()) != std::string::npos, error);
 }
 
+// The hard-link twin of the symlink: where fs.protected_hardlinks is off, or for root,
+// a LOCK linked to another file made the node truncate that file.
+TEST_CASE("a LOCK with another hard link is refused and the linked file left whole") {
+  test::temp_dir dir;
+  const auto target = dir.path() / "precious";
+  std::ofstream{target} << "not the node's to truncate";
+  const auto data = dir.path() / "data";
+  fs::create_directory(data);
+  fs::create_hard_link(target, data / "LOCK");
+  const doctest::String lock_path{(data / "LOCK").c_str()};
+  CHECK_THROWS_WITH_AS(data_dir_lock(data, 0600), doctest::Contains(lock_path),
+                       std::runtime_error);
+  CHECK(contents(target) == "not the node's to truncate");
+}
+
 // A FIFO swapped in under a bucket's name after the directory scan blocked the open for
 // good; the same open is made here on a FIFO that is there from the start.
 TEST_CASE("a FIFO under a bucket's name is unreadable at once, never waited on") {

@@ -38,8 +38,11 @@ data_dir_lock::data_dir_lock(const std::filesystem::path& dir, mode_t file_mode)
   fd_.reset(open_regular_file(path, O_RDWR | O_CREAT | O_CLOEXEC, file_mode));
   if (!fd_) throw std::runtime_error(path.string() + ": " + open_error_text(errno));
   struct stat st{};
-  if (::fstat(fd_.get(), &st) != 0 || st.st_nlink != 1)
-    throw std::runtime_error(path.string() + ": has other hard links; remove it");
+  if (::fstat(fd_.get(), &st) != 0)
+    throw std::runtime_error(path.string() + ": " + std::strerror(errno));
+  if (st.st_nlink != 1)
+    throw std::runtime_error(path.string() + " has " + std::to_string(st.st_nlink) +
+                             " hard links, so it is another file too: remove it");
   if (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     const std::string pid = holder_pid(fd_.get());

@@ -21,8 +21,9 @@ constexpr const char* quarantine_dir = "quarantine";
 bucket_problem check_file(const fs::directory_entry& entry, std::uint64_t id_in_name,
                           bucket_index& index) {
   std::error_code ec;
-  if (!fs::is_regular_file(entry.symlink_status(ec)))
-    return {"not a regular file (symlinks are not followed)", false};
+  const auto type = entry.symlink_status(ec).type();
+  if (type == fs::file_type::symlink) return {"a symlink, which is not followed", false};
+  if (type != fs::file_type::regular) return {"not a regular file", false};
   if (entry.path().extension() == ".tmp") return {"never sealed (.tmp)", true};
   if (auto problem = read_bucket_index(entry.path(), index); !problem.empty()) return problem;
   if (index.header.bucket_id != id_in_name) return {"header names another bucket id", true};

@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
 namespace {
@@ -41,17 +42,17 @@ struct bucket_state {
   // Returns whether the filesystem (or the fault standing in for one) refused O_DIRECT.
   bool open_file(bool buffered, bool refuse_o_direct) {
     if (!buffered && refuse_o_direct) errno = EINVAL;
-    else if (!buffered) fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
+    else if (!buffered) fd.reset(open_regular_file(path, O_RDONLY | O_CLOEXEC | O_DIRECT));
     const bool refused = !buffered && !fd && errno == EINVAL;
     direct = static_cast<bool>(fd);
-    if (!fd) fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) fd.reset(open_regular_file(path, O_RDONLY | O_CLOEXEC));
     open_errno = fd ? 0 : errno;
     return refused;
   }
 
   void go_buffered() {
     if (!direct) return;
-    unique_fd buffered{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    unique_fd buffered{open_regular_file(path, O_RDONLY | O_CLOEXEC)};
     open_errno = buffered ? 0 : errno;
     if (!buffered) {
       spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),

@@ -54,7 +54,8 @@ enum class kind {
   endpoint,
   ratio,
   list,
-  endpoint_list
+  endpoint_list,
+  octal_mode
 };
 
 struct key_spec {
@@ -115,6 +116,9 @@ constexpr key_spec ratio(sv s, sv n, ratio_ref r, u64 lo, u64 hi, sv doc) {
 constexpr key_spec list(sv s, sv n, list_ref r, sv doc) {
   return {s, n, kind::list, r, 0, 0, {}, doc};
 }
+constexpr key_spec octal_mode(sv s, sv n, u64_ref r, sv doc) {
+  return {s, n, kind::octal_mode, r, 0, 0, {}, doc};
+}
 constexpr key_spec host_ports(sv s, sv n, list_ref r, u64 lo, u64 hi, sv doc) {
   return {s, n, kind::endpoint_list, r, lo, hi, {}, doc};
 }
@@ -143,6 +147,9 @@ constexpr std::array schema = {
          "evict beyond this; 0 = 90 % of the data dir's filesystem"),
     choice(SPILLWAY_KEY(storage, eviction), "fifo|lru", "which bucket goes first when full"),
     boolean(SPILLWAY_KEY(storage, quarantine), "damaged files go to quarantine/, not unlink"),
+    octal_mode(SPILLWAY_KEY(storage, file_mode),
+               "permissions of the files the node creates (the owner reads and writes them, "
+               "nobody else writes); its dir adds x where r is set"),
 
     choice(SPILLWAY_KEY(read, engine), "uring|posix",
            "uring falls back to posix when unusable"),
@@ -419,6 +426,8 @@ std::string allowed(const key_spec& key) {
     case kind::list: return "an array of non-empty strings";
     case kind::endpoint_list:
       return "an array of distinct \"host:port\" strings, each with " + port_range(key);
+    case kind::octal_mode:
+      return "octal permissions in a string: \"0600\", \"0640\", \"0604\" or \"0644\"";
   }
   return {};
 }
@@ -454,6 +463,7 @@ private:
   bool read_text(const key_spec& key, const toml::node& node);
   bool read_ratio(const key_spec& key, const toml::node& node);
   bool read_list(const key_spec& key, const toml::node& node);
+  bool read_mode(const key_spec& key, const toml::node& node);
   bool read_item(const key_spec& key, const toml::node& item, std::size_t at,
                  std::vector<std::string>& seen);
   void check_relations();
@@ -556,6 +566,7 @@ void loader::read_key(std::size_t index, const toml::node& node) {
     case kind::ratio: valid_[index] = read_ratio(key, node); break;
     case kind::list:
     case kind::endpoint_list: valid_[index] = read_list(key, node); break;
+    case kind::octal_mode: valid_[index] = read_mode(key, node); break;
   }
 }
 
@@ -643,6 +654,22 @@ bool loader::read_list(const key_spec& key, const toml::node& node) {
   }
   if (ok) std::get<list_ref>(key.ref)(config_) = std::move(items);
   return ok;
+}
+
+// Octal digits in a string, as chmod takes them; the owner must keep read and write (the
+// node's own files) and nobody gets execute, nor write unless the owner.
+bool loader::read_mode(const key_spec& key, const toml::node& node) {
+  const auto* value = node.as_string();
+  if (!value) return wrong_type(key, node);
+  const std::string& text = value->get();
+  std::uint64_t mode = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
+  const bool octal = !text.empty() && text.size() <= 4 && ec == std::errc{} &&
+                     end == text.data() + text.size();
+  if (!octal || mode > 0777 || (mode & 0600) != 0600 || (mode & 0133) != 0)
+    return out_of_range(key, node);
+  std::get<u64_ref>(key.ref)(config_) = mode;
+  return true;
 }
 
 // Appends a valid item to `seen`; endpoint lists also refuse a repeat.
@@ -735,6 +762,12 @@ std::string value_text(const key_spec& key, node_config& config) {
     case kind::choice:
     case kind::endpoint: return quote(std::get<text_ref>(key.ref)(config));
     case kind::ratio: return format_double(std::get<ratio_ref>(key.ref)(config));
+    case kind::octal_mode: {
+      std::array<char, 8> octal{};
+      std::snprintf(octal.data(), octal.size(), "%04llo",
+                    static_cast<unsigned long long>(std::get<u64_ref>(key.ref)(config)));
+      return quote(octal.data());
+    }
     case kind::list:
     case kind::endpoint_list: {
       std::vector<std::string> quoted;
@@ -759,22 +792,25 @@ std::string key_text(const key_spec& key, const section_spec& section, node_conf
   return doc + (unresolved || gated ? "# " : "") + std::string(key.name) + " = " + value + "\n";
 }
 
-bool read_whole_file(const std::filesystem::path& path, std::string& out, int& error) {
+// A node's file is a few KiB; the bound ends `-c /dev/zero`, which would be read for ever.
+constexpr std::size_t config_bytes_max = MiB;
+
+// Reads `path` into `out`; returns an empty string, or why it cannot.
+std::string read_whole_file(const std::filesystem::path& path, std::string& out) {
   struct closer {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
   const std::unique_ptr<std::FILE, closer> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    error = errno;
-    return false;
-  }
+  if (!file) return std::strerror(errno);
   std::array<char, 65536> buffer{};
   std::size_t got = 0;
   while ((got = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
     out.append(buffer.data(), got);
+    if (out.size() > config_bytes_max)
+      return "larger than " + format_size(config_bytes_max) + ", so not a node's config";
   }
-  error = errno;  // fread on a directory fails with EISDIR, and only ferror says so
-  return std::ferror(file.get()) == 0;
+  // fread on a directory fails with EISDIR, and only ferror says so
+  return std::ferror(file.get()) != 0 ? std::strerror(errno) : std::string{};
 }
 
 }  // namespace
@@ -784,10 +820,8 @@ config_error::config_error(std::vector<std::string> problems)
 
 node_config load_config_file(const std::filesystem::path& path) {
   std::string text;
-  int error = 0;
-  if (!read_whole_file(path, text, error)) {
-    throw config_error({path.string() + ": cannot read config file: " + std::strerror(error)});
-  }
+  if (const auto problem = read_whole_file(path, text); !problem.empty())
+    throw config_error({path.string() + ": cannot read config file: " + problem});
   return load_config_text(text, path.string());
 }
 

@@ -31,6 +31,7 @@ struct storage_section {
   std::string eviction = "fifo";                   // fifo | lru
   std::uint64_t seal_after_ms = 1000;              // ... or when it has been open this long
   bool quarantine = true;                          // damaged files go to quarantine/, not unlink
+  std::uint64_t file_mode = 0600;                  // of its files; the dir: 0700
 
   bool operator==(const storage_section&) const = default;
 

@@ -92,6 +92,7 @@ seal_after_ms = 250
 max_total_size = "2 TiB"
 eviction = "lru"
 quarantine = false
+file_mode = "0640"
 
 [read]
 engine = "posix"
@@ -157,6 +158,7 @@ TEST_SUITE("config") {
     CHECK(c.storage.max_total_size == std::uint64_t{2} << 40);
     CHECK(c.storage.eviction == "lru");
     CHECK_FALSE(c.storage.quarantine);
+    CHECK(c.storage.file_mode == 0640);
     CHECK(c.read.engine == "posix");
     CHECK(c.read.mode == "group");
     CHECK(c.read.readers == 6);
@@ -338,6 +340,14 @@ TEST_SUITE("config") {
     CHECK(problem_of("[node]\nlog_level = \"INFO\"\n") ==
           "node.toml:2:13: node.log_level: must be one of \"trace\", \"debug\", \"info\", "
           "\"warn\", \"error\", \"off\", got \"INFO\"");
+  }
+
+  TEST_CASE("a file mode that others could write, or the node could not, is refused") {
+    for (const char* mode : {"0666", "0660", "0400", "0700", "0755", "600x", "", "01600"})
+      CHECK_MESSAGE(problem_of("[storage]\nfile_mode = \"" + std::string{mode} + "\"\n")
+                      .find("storage.file_mode: must be octal permissions") != std::string::npos,
+                    mode);
+    CHECK(load_config_text("[storage]\nfile_mode = \"644\"\n", "t").storage.file_mode == 0644);
   }
 
   TEST_CASE("contradicting keys are both named at the one set later") {

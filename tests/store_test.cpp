@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <condition_variable>
@@ -9,11 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "runtime/storage/bucket_file.hpp"
+#include "runtime/storage/bucket_writer.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/store_inspection.hpp"
+#include "tests/crafted_bucket.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
@@ -184,6 +188,90 @@ TEST_CASE_FIXTURE(test::node_leaks,
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / files[1].filename()));
   CHECK(std::filesystem::exists(dir.path() / "quarantine" / bucket_tmp_name(make_bucket_id(1, 1))));
   check_arena(n);
+}
+
+// Two sealed buckets of two keys each, written by a node that is gone again: the
+// ground a crafted file is planted in.
+struct two_buckets {
+  test::temp_dir dir;
+  node_config config = store_config(dir.path());
+  std::vector<std::string> keys;
+  std::vector<std::filesystem::path> files;  // in id order: keys 0 and 1, then 2 and 3
+
+  explicit two_buckets(const std::string& prefix) : keys(make_keys(prefix, 4)) {
+    config.storage.bucket_keys_limit = 2;
+    {
+      node n{config};
+      for (const auto& s : put_all(n, keys, 5000)) CHECK(s.ok());
+    }
+    for (const auto& e : std::filesystem::directory_iterator{dir.path()})
+      if (e.path().extension() == ".bucket") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    REQUIRE(files.size() == 2);
+  }
+
+  bool quarantined(const std::filesystem::path& file) const {
+    return std::filesystem::exists(dir.path() / "quarantine" / file.filename());
+  }
+};
+
+// Issue 18, item 7: a footer with a valid crc and an index size near 2^64 made the
+// node's constructor throw (the index allocation), so no node could start on the dir.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a crafted index size is quarantined at start and the node serves the rest") {
+  two_buckets store{"huge-index-"};
+  test::recraft_bucket(store.files[1], [](bucket_index& b) {
+    b.footer.index_offset = b.file_size - bucket_format::page_size;
+    b.footer.index_size = UINT64_MAX - 100;  // align_up() of it wraps to 0
+  });
+  std::optional<node> n;
+  REQUIRE_NOTHROW(n.emplace(store.config));
+  check_values(*n, {store.keys[0], store.keys[1]}, 5000);
+  CHECK(n->read_values({store.keys[2]})[0].status.error == key_error::not_found);
+  CHECK(store.quarantined(store.files[1]));
+}
+
+// Issue 18, item 7: an index entry at offset 2^64-4096 wrapped `offset + record size`,
+// passed recovery, and its read's EINVAL was taken for an O_DIRECT refusal: every
+// bucket went to buffered reads for the node's life.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a crafted record offset is quarantined at start and reads stay direct") {
+  two_buckets store{"wrapped-offset-"};
+  test::recraft_bucket(store.files[1], [](bucket_index& b) {
+    b.entries[1].offset = UINT64_MAX - bucket_format::page_size + 1;
+  });
+  node n{store.config};
+  const auto got = n.read_values({store.keys[0], store.keys[3]});
+  CHECK(got[0].value == generated_value(5000, 1, store.keys[0]));
+  CHECK(got[1].status.error == key_error::not_found);
+  CHECK_FALSE(n.store_stats().reads_buffered);
+  CHECK(store.quarantined(store.files[1]));
+}
+
+// The process's mapped bytes, from /proc/self/statm (its first field, in pages).
+std::uint64_t mapped_bytes() {
+  std::ifstream statm{"/proc/self/statm"};
+  std::uint64_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// Issue 18, item 10: the writer's buffer for records larger than a staging slot only
+// grew: one 4 GiB value kept 4 GiB mapped for the node's life.
+TEST_CASE("the writer unmaps a large value's buffer once the value is written") {
+  test::temp_dir dir;
+  bucket_writer writer{{dir.path()}};
+  const auto before = mapped_bytes();
+  {
+    const std::vector<std::byte> value(64 << 20, std::byte{7});
+    REQUIRE_FALSE(writer.open(make_bucket_id(1, 1)));
+    REQUIRE_FALSE(writer.append("large", value));
+    bucket_index sealed;
+    REQUIRE_FALSE(writer.seal(sealed));
+    CHECK(sealed.entries.size() == 1);
+  }
+  const auto grown = mapped_bytes() - std::min(before, mapped_bytes());
+  CHECK_MESSAGE(grown < (32u << 20), "still mapped after the seal: ", grown >> 20, " MiB");
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,

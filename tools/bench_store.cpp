@@ -61,7 +61,7 @@ double recovery_seconds(const std::filesystem::path& dir, std::uint64_t buckets)
     }
   }
   bench::stopwatch clock;
-  const auto recovered = recover_data_dir(dir, true);
+  const auto recovered = recover_data_dir(dir, {});
   const double seconds = clock.seconds();
   if (recovered.buckets.size() != buckets) throw std::runtime_error("bench store: lost buckets");
   std::filesystem::remove_all(dir);

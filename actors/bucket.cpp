@@ -47,6 +47,8 @@ struct bucket_state {
     direct = static_cast<bool>(fd);
     if (!fd) fd.reset(open_regular_file(path, O_RDONLY | O_CLOEXEC));
     open_errno = fd ? 0 : errno;
+    if (!fd)  // its pins answer the errno; the path is said here, once
+      spdlog::error("bucket {}: open {}: {}", id, path.string(), open_error_text(open_errno));
     return refused;
   }
 

@@ -18,6 +18,7 @@
 #include "actors/bucket.hpp"
 #include "actors/file_remover.hpp"
 #include "tests/det_fixture.hpp"
+#include "tests/log_capture.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -157,7 +158,8 @@ TEST_CASE_FIXTURE(bucket_fixture, "refused O_DIRECT falls back to a buffered fil
 TEST_CASE_FIXTURE(bucket_fixture, "a FIFO under a bucket's name fails its pins, never blocks") {
   const auto fifo = dir.path() / "0001000000000009.bucket";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  auto swapped = spawn_bucket(system, {}, 9, fifo, false);
+  test::log_capture log{"info"};
+  auto swapped = spawn_bucket(system, {}, remover, 9, fifo, false);
   auto opening = std::async(std::launch::async, [this] { sched.run(); });
   // A bound for a hung open, not a synchronisation: refusing a FIFO waits for nothing.
   const bool answered = opening.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
@@ -169,10 +171,13 @@ TEST_CASE_FIXTURE(bucket_fixture, "a FIFO under a bucket's name fails its pins, 
   CHECK_MESSAGE(answered, "the bucket's open blocked on a FIFO");
   auto handle = self->request(swapped, caf::infinite, pin_atom_v, 1u);
   sched.run();
-  handle.receive([&](pinned_file&) { FAIL("a FIFO was pinned as a bucket file"); },
-                 [&](caf::error& err) {
-                   CHECK(to_string(err).find(fifo.string()) != std::string::npos);
-                 });
+  handle.receive(
+    [&](pinned_file& f) {
+      CHECK_MESSAGE(f.fd == -1, "a FIFO was pinned as a bucket file");
+      CHECK(f.open_errno != 0);
+    },
+    [&](caf::error& err) { FAIL("pin: " << to_string(err)); });
+  CHECK(log.count("open " + fifo.string()) == 1);
   caf::anon_send_exit(swapped, caf::exit_reason::user_shutdown);
   sched.run();
 }

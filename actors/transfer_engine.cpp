@@ -1,7 +1,8 @@
 // The engine behind node::register_segment, connect_peer and transfer. A batch goes to
 // the route's next slicer with send_as from a hidden receiver that monitors the
-// slicer: the reply fulfils the caller's future, and a slicer that dies first fails
-// the batch as `unavailable` instead of leaving the future hanging.
+// slicer: the reply fulfils the caller's future, and a slicer killed before it answers
+// fails the batch as `unavailable` instead of leaving the future hanging. A slicer that
+// is stopped answers every batch itself, once no lane holds any of its memory.
 #include "actors/transfer_engine.hpp"
 
 #include <stdexcept>

@@ -70,7 +70,8 @@ std::uint32_t range_checksum(caf::actor_system& system, const transfer_host_acto
                              std::uint64_t segment, std::uint64_t offset,
                              std::uint64_t length);
 
-// Stops the route's slicers and lanes.
+// Stops the route's slicers and lanes. Each slicer answers its batches (what was not
+// sent: `unavailable`) once its lanes gave back every group, then quits.
 void close_route(transfer_route& route);
 
 }  // namespace spillway

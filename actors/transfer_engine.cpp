@@ -20,22 +20,41 @@
 namespace spillway {
 namespace {
 
-using status_promise = std::shared_ptr<std::promise<std::vector<transfer_status>>>;
-
 std::vector<transfer_status> all_unavailable(std::size_t n) {
   return std::vector<transfer_status>(n, {transfer_error::unavailable, 0});
 }
 
-caf::behavior batch_receiver(caf::event_based_actor* self, status_promise promise,
-                             std::size_t n, const slicer_actor& slicer) {
+// The caller's future, settled once: with the slicer's statuses, or, when the receiver
+// goes without them (its slicer killed, or the actor system torn down before the
+// receiver ran), `unavailable` for all rather than a broken promise.
+class batch_answer {
+public:
+  explicit batch_answer(std::size_t n) : n_(n) {}
+  batch_answer(const batch_answer&) = delete;
+  batch_answer& operator=(const batch_answer&) = delete;
+  ~batch_answer() {
+    if (!settled_) settle(all_unavailable(n_));
+  }
+
+  std::future<std::vector<transfer_status>> future() { return promise_.get_future(); }
+  void settle(std::vector<transfer_status> statuses) {
+    settled_ = true;
+    promise_.set_value(std::move(statuses));
+  }
+
+private:
+  std::size_t n_;
+  bool settled_ = false;
+  std::promise<std::vector<transfer_status>> promise_;
+};
+
+caf::behavior batch_receiver(caf::event_based_actor* self, std::shared_ptr<batch_answer> answer,
+                             const slicer_actor& slicer) {
   self->monitor(slicer);
-  self->set_down_handler([self, promise, n](caf::down_msg&) {
-    promise->set_value(all_unavailable(n));
-    self->quit();
-  });
+  self->set_down_handler([self](caf::down_msg&) { self->quit(); });  // answer's dtor settles
   return {
-    [self, promise](transfer_reply& reply) {
-      promise->set_value(std::move(reply.statuses));
+    [self, answer](transfer_reply& reply) {
+      answer->settle(std::move(reply.statuses));
       self->quit();
     },
   };
@@ -133,20 +152,16 @@ transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t co
 
 std::future<std::vector<transfer_status>> transfer_engine::submit(
   const transfer_peer& peer, std::vector<transfer_request> requests) {
-  auto promise = std::make_shared<std::promise<std::vector<transfer_status>>>();
-  auto result = promise->get_future();
-  const auto n = requests.size();
+  auto answer = std::make_shared<batch_answer>(requests.size());
+  auto result = answer->future();
   slicer_actor slicer;
   {
     std::lock_guard lock{mutex_};
     if (!stopped_ && peer.route < routes_.size()) slicer = routes_[peer.route].pick();
   }
-  if (!slicer) {
-    promise->set_value(all_unavailable(n));
-    return result;
-  }
-  // Hidden: a stopping node does not wait for it; its slicer's exit settles it.
-  auto receiver = system_.spawn<caf::hidden>(batch_receiver, promise, n, slicer);
+  if (!slicer) return result;  // answer's dtor settles it as unavailable
+  // Hidden: a stopping node does not wait for it; its slicer answers it first.
+  auto receiver = system_.spawn<caf::hidden>(batch_receiver, std::move(answer), slicer);
   caf::send_as(receiver, slicer, transfer_atom_v, transfer_batch(std::move(requests)));
   return result;
 }

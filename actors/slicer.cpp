@@ -38,7 +38,7 @@ struct batch_state {
   std::size_t cut_request = 0;             // the cursor: next byte to cut
   std::uint64_t cut_offset = 0;
   transfer_clock::time_point submitted;
-  transfer_clock::time_point first_started = transfer_clock::time_point::max();
+  transfer_clock::time_point first_started = slice_group::not_started;
 };
 
 struct slicer_state {
@@ -193,7 +193,7 @@ void post(slicer_pointer self, slice_group* group, bool retry) {
 void finish_if_done(slicer_pointer self, std::uint64_t id) {
   auto& b = self->state.batches.at(id);
   if (b.requests_left != 0) return;
-  if (b.first_started != transfer_clock::time_point::max())
+  if (b.first_started != slice_group::not_started)
     b.reply.first_slice_ns = nanoseconds_between(b.submitted, b.first_started);
   b.promise.deliver(std::move(b.reply));
   self->state.batches.erase(id);

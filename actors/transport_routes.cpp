@@ -29,24 +29,12 @@ void spawn_slicers(caf::actor_system& system, const transfer_section& transfer,
                                          route.peer.segments));
 }
 
-transfer_peer_info describe(caf::actor_system& system, const transfer_host_actor& host,
-                            std::chrono::milliseconds timeout) {
-  caf::scoped_actor self{system};
-  transfer_peer_info info;
-  caf::error failure;
-  self->request(host, timeout, describe_atom_v)
-    .receive([&](transfer_peer_info& answer) { info = std::move(answer); },
-             [&](caf::error& err) { failure = std::move(err); });
-  if (failure) throw std::runtime_error("describe: " + system.render(failure));
-  return info;
-}
-
 // Connects to the peer's transfer host and asks it for its descriptors: the exchange
 // by message that every route to a peer starts with.
 void reach_peer(caf::actor_system& system, const transfer_section& transfer,
                 const std::string& host, std::uint16_t control_port, transfer_route& route) {
   route.host = remote_transfer_host(system, host, control_port);
-  route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
+  route.peer = describe_peer(system, transfer, route.host);
 }
 
 // Ids are 1, 2, ... in list order, so adding the descriptors the mirror lacks, in
@@ -112,9 +100,21 @@ transfer_route open_local_peer_route(caf::actor_system& system, const transfer_s
   return route;
 }
 
-void refresh_route(caf::actor_system& system, const transfer_section& transfer,
-                   transfer_route& route) {
-  route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
+transfer_peer_info describe_peer(caf::actor_system& system, const transfer_section& transfer,
+                                 const transfer_host_actor& host) {
+  const std::chrono::milliseconds timeout{transfer.slice_timeout_ms};
+  caf::scoped_actor self{system};
+  transfer_peer_info info;
+  caf::error failure;
+  self->request(host, timeout, describe_atom_v)
+    .receive([&](transfer_peer_info& answer) { info = std::move(answer); },
+             [&](caf::error& err) { failure = std::move(err); });
+  if (failure) throw std::runtime_error("describe: " + system.render(failure));
+  return info;
+}
+
+void refresh_route(transfer_route& route, transfer_peer_info peer) {
+  route.peer = std::move(peer);
   if (route.mirror) mirror_new_segments(*route.mirror, route.peer.segments);
   // Sent before any batch the caller submits after this returns, from this thread, so
   // each slicer's mailbox has the update first.

@@ -54,11 +54,14 @@ transfer_route open_rdma_route(caf::actor_system& system, const transfer_section
 transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
                                      const std::string& host, std::uint16_t control_port);
 
-// Asks the route's peer for its descriptors again and hands them to the route's
-// slicers: segments the peer registered since the route opened become reachable.
-// Throws std::runtime_error when the peer does not answer.
-void refresh_route(caf::actor_system& system, const transfer_section& transfer,
-                   transfer_route& route);
+// The descriptors and data port of the peer whose transfer host is `host`, asked
+// again. Throws std::runtime_error when the peer does not answer.
+transfer_peer_info describe_peer(caf::actor_system& system, const transfer_section& transfer,
+                                 const transfer_host_actor& host);
+
+// Hands a route's slicers the peer's descriptors as describe_peer gave them again:
+// segments the peer registered since the route opened become reachable.
+void refresh_route(transfer_route& route, transfer_peer_info peer);
 
 // The transfer host published on host:control_port. Throws std::runtime_error.
 transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::string& host,

@@ -18,8 +18,8 @@
 namespace spillway {
 namespace {
 
-// A checksum reads the whole range on the peer: a 700 MB one takes a fraction of this.
-constexpr std::chrono::seconds checksum_timeout{60};
+// A checksum request reads at most checksum_length_max bytes on the peer.
+constexpr std::chrono::seconds checksum_timeout{10};
 
 void spawn_slicers(caf::actor_system& system, const transfer_section& transfer,
                    transfer_route& route) {
@@ -137,8 +137,13 @@ std::uint32_t range_checksum(caf::actor_system& system, const transfer_host_acto
   caf::scoped_actor self{system};
   std::uint32_t crc = 0;
   caf::error failure;
-  self->request(host, checksum_timeout, checksum_atom_v, segment, offset, length)
-    .receive([&](std::uint32_t c) { crc = c; }, [&](caf::error& err) { failure = err; });
+  std::uint64_t done = 0;
+  do {  // once at least: an empty range is checked against the segment too
+    const auto part = std::min(length - done, checksum_length_max);
+    self->request(host, checksum_timeout, checksum_atom_v, segment, offset + done, part, crc)
+      .receive([&](std::uint32_t c) { crc = c; }, [&](caf::error& err) { failure = err; });
+    done += part;
+  } while (!failure && done < length);
   if (failure) throw std::runtime_error("checksum: " + system.render(failure));
   return crc;
 }

@@ -68,7 +68,8 @@ transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::s
                                          std::uint16_t control_port);
 
 // crc32c of a range of a peer's segment, asked of its transfer host: how bytes that
-// went to another process are verified. Throws std::runtime_error.
+// went to another process are verified, asked in requests of at most
+// checksum_length_max bytes. Throws std::runtime_error.
 std::uint32_t range_checksum(caf::actor_system& system, const transfer_host_actor& host,
                              std::uint64_t segment, std::uint64_t offset,
                              std::uint64_t length);

@@ -4,18 +4,25 @@
 // exit code is its verdict.
 #include <doctest/doctest.h>
 
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "runtime/net/slice_pool.hpp"
+#include "runtime/net/tcp_frame.hpp"
 #include "runtime/net/tcp_lane.hpp"
 #include "runtime/net/tcp_server.hpp"
+#include "runtime/net/tcp_socket.hpp"
 
 namespace spillway {
 namespace {
@@ -73,6 +80,47 @@ TEST_CASE("a lane whose poll fails reports poll's errno") {
     return failed.error == transfer_error::lane_closed ? failed.sys_errno : 254;
   });
   CHECK(lane_errno == EINVAL);
+}
+
+// A connection the server cannot accept stays queued, so accept() fails again at
+// once: without a pause the acceptor spins a core for as long as descriptors are short.
+// The child's verdict: accept failures in a 300 ms window (few when it waits between
+// tries), 200 when accept never failed, 201 when the connection was not served once
+// descriptors were back.
+TEST_CASE("a tcp server out of descriptors waits between accepts and serves once it can") {
+  const int verdict = in_child([] {
+    served_segment owner;
+    tcp_server server{owner.segments, "127.0.0.1", 0, {}};
+    unique_fd client{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+    const int lowest_free = ::dup(0);
+    ::close(lowest_free);
+    limit_descriptors(static_cast<rlim_t>(lowest_free));  // no descriptor for accept
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(server.port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(client.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+      return 202;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (server.accept_failures() == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    if (server.accept_failures() == 0) return 200;
+    const auto before = server.accept_failures();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the window measured
+    const auto in_window = server.accept_failures() - before;
+    limit_descriptors(lowest_free + 64);
+    const timeval patience{10, 0};
+    ::setsockopt(client.get(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    const std::byte payload[16]{};
+    const auto header = encode_frame({frame_kind::write, {}, 1, owner.id, 0, sizeof payload});
+    frame_bytes status;
+    if (!send_all(client.get(), header.data(), header.size()) ||
+        !send_all(client.get(), payload, sizeof payload) ||
+        !recv_all(client.get(), status.data(), status.size()))
+      return 201;
+    return static_cast<int>(std::min<std::uint64_t>(in_window, 199));
+  });
+  CHECK(verdict <= 10);
 }
 
 }  // TEST_SUITE

@@ -3,7 +3,11 @@
 // over local; bad requests answered per request; services that start only when used.
 #include <doctest/doctest.h>
 
+#include <poll.h>
+
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -160,6 +164,30 @@ TEST_CASE_FIXTURE(test::node_leaks,
   CHECK(pair.client.transfer(pair.peer, one).get()[0].error == transfer_error::unavailable);
   CHECK_THROWS_AS(pair.client.register_segment(local.data(), local.size()), std::runtime_error);
   check_arena(pair.owner);
+}
+
+// A peer that takes the control connection and never answers: connect_peer to it
+// blocks, and a transfer on another route must go on meanwhile.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a connect_peer stuck on a silent peer holds up no transfer to another") {
+  node_pair pair{"tcp"};
+  const auto silent = listen_tcp("127.0.0.1", 0);
+  auto stuck = std::async(std::launch::async, [&] {
+    CHECK_THROWS_AS(pair.client.connect_peer("127.0.0.1", local_port(silent.get())),
+                    std::runtime_error);
+  });
+  pollfd knocked{silent.get(), POLLIN, 0};  // the client's connection is queued
+  REQUIRE(::poll(&knocked, 1, 20000) == 1);
+  auto held = accept_tcp(silent.get());
+  std::vector<std::byte> local(chunk);
+  auto moved = std::async(std::launch::async, [&] {
+    return pair.client.transfer(pair.peer, {{transfer_op::read, local.data(), pair.segment.id,
+                                             0, chunk}}).get();
+  });
+  CHECK(moved.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  held.reset();  // the silent peer hangs up: connect_peer gives up
+  stuck.get();
+  CHECK(moved.get() == std::vector<transfer_status>(1));
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,

@@ -201,7 +201,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
                                      recovered_store recovered) {
   auto& st = self->state;
   st.options = options;
-  st.remover = spawn_file_remover(self->home_system());
+  st.remover = spawn_file_remover(self->home_system(), options.data_dir);
   self->link_to(st.remover);
   for (auto& r : recovered.buckets)
     st.add_bucket(self, {r.index.header.bucket_id, r.path.string(),

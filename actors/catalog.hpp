@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -13,6 +14,7 @@
 namespace spillway {
 
 struct catalog_options {
+  std::filesystem::path data_dir;    // where the bucket files are: nothing else is unlinked
   std::uint64_t quota_bytes = 0;     // bucket files may take this much, resolved (> 0)
   std::uint64_t reserve_bytes = 0;   // kept free for the bucket being written
   bool lru = false;                  // evict the least recently read bucket, else the oldest

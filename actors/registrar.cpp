@@ -92,6 +92,31 @@ void next_turn(registrar_pointer self) {
       });
 }
 
+// A fence of every reader, answered once each has answered or is gone. No timeout: a
+// reader answers when its reads complete, and the kernel completes every read.
+caf::result<std::uint32_t> fence_all(registrar_pointer self) {
+  const auto& readers = self->state.readers;
+  if (readers.empty()) return std::uint32_t{0};
+  struct tally {
+    caf::typed_response_promise<std::uint32_t> promise;
+    std::size_t left;
+    std::uint32_t answered = 0;
+  };
+  auto t = std::make_shared<tally>(tally{self->make_response_promise<std::uint32_t>(),
+                                         readers.size()});
+  for (const auto& r : readers)
+    self->request(r, caf::infinite, fence_atom_v)
+      .then(
+        [t](std::uint32_t) {
+          ++t->answered;
+          if (--t->left == 0) t->promise.deliver(t->answered);
+        },
+        [t](caf::error&) {  // gone: it drained its ring before it went (actors/reader.cpp)
+          if (--t->left == 0) t->promise.deliver(t->answered);
+        });
+  return t->promise;
+}
+
 registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t chunks,
                                          std::chrono::milliseconds turn_timeout) {
   self->state.turn_timeout = turn_timeout;
@@ -110,6 +135,7 @@ registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t c
       st.queue_turn(reader);
       next_turn(self);
     },
+    [self](fence_atom) { return fence_all(self); },
   };
 }
 

@@ -209,7 +209,8 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
                                c.read.engine == "uring", c.fault.refuse_o_direct,
                                static_cast<unsigned>(c.storage.file_mode)};
   // quarantine/ takes its share of the quota as if it were part of the open bucket.
-  const catalog_options cataloging{quota, open_bucket_room + recovered.quarantine_bytes,
+  const catalog_options cataloging{c.storage.data_dir, quota,
+                                   open_bucket_room + recovered.quarantine_bytes,
                                    c.storage.eviction == "lru", c.fault.refuse_o_direct};
 
   configure_actor_system(i.caf_config, c.node.scheduler_threads);

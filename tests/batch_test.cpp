@@ -69,7 +69,7 @@ struct batch_fixture : test::node_leaks {
     }
     system = std::make_unique<caf::actor_system>(configure_actor_system(caf_config));
     self = std::make_unique<caf::scoped_actor>(*system);
-    catalog = spawn_catalog(*system, {1ull << 40, 0, false, false},
+    catalog = spawn_catalog(*system, {dir.path(), 1ull << 40, 0, false, false},
                             recover_data_dir(dir.path(), {}));
     registrar = spawn_registrar(*system, 1);
     arena = spawn_arena(*system, config.read, registrar);

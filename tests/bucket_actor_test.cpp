@@ -27,7 +27,7 @@ namespace {
 struct bucket_fixture : test::det_fixture {
   test::temp_dir dir;
   std::filesystem::path path = dir.path() / "0001000000000007.bucket";
-  file_remover_actor remover = spawn_file_remover(system, false);
+  file_remover_actor remover = spawn_file_remover(system, dir.path(), false);
   bucket_actor bucket;
 
   bucket_fixture() {

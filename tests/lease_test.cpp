@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -14,7 +15,10 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
+#include "actors/arena.hpp"
+#include "actors/registrar.hpp"
 #include "messages/node.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/node.hpp"
@@ -204,6 +208,78 @@ TEST_CASE_FIXTURE(test::node_leaks,
   CHECK(s.abandoned >= 1);
   CHECK(s.expired == 0);  // lease_ms is 5 s: the monitor, not the clock, took them back
   check_arena(*store.n);
+}
+
+// A reader that reads nothing and holds every fence until it is told `ok`: it stands
+// for a reader whose reads into a lease are still in flight.
+using held_fence_reader = reader_actor::extend<caf::reacts_to<caf::ok_atom>>;
+
+struct held_fence_state {
+  std::shared_ptr<std::promise<void>> fenced;  // set when a fence arrives
+  std::vector<caf::typed_response_promise<std::uint32_t>> held;
+};
+
+held_fence_reader::behavior_type held_fence(held_fence_reader::stateful_pointer<held_fence_state> self,
+                                            std::shared_ptr<std::promise<void>> fenced) {
+  self->state.fenced = std::move(fenced);
+  return {
+    [](stats_atom) { return reader_stats{}; },
+    [](read_atom, const read_client&, const std::vector<read_item>&) {},
+    [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
+    [self](fence_atom) {
+      self->state.held.push_back(self->make_response_promise<std::uint32_t>());
+      self->state.fenced->set_value();
+      return self->state.held.back();
+    },
+    [self](caf::ok_atom) {
+      for (auto& p : self->state.held) p.deliver(std::uint32_t{0});
+    },
+  };
+}
+
+// Issue 12, item 9: a batch that died between its grant and its finish left its extents
+// lent for good. They come back, but only once no reader can still write into them.
+TEST_CASE("a batch that goes mid-read has its extents back after the readers' fence, not before") {
+  caf::actor_system_config config;
+  configure_actor_system(config);
+  caf::actor_system system{config};
+  read_section read;
+  read.arena_size = 4 * mib;
+  read.arena_chunk = 4 * mib;
+  read.arena_pages = "plain";
+  auto registrar = spawn_registrar(system, 1);
+  auto fenced = std::make_shared<std::promise<void>>();
+  auto reader = system.spawn(held_fence, fenced);
+  caf::anon_send(registrar, caf::join_atom_v, caf::actor_cast<reader_actor>(reader));
+  auto arena = spawn_arena(system, read, registrar);
+  caf::scoped_actor self{system};
+  auto stats = [&] {
+    arena_stats s;
+    self->request(arena, std::chrono::seconds(10), stats_atom_v)
+      .receive([&](arena_stats& got) { s = got; },
+               [&](caf::error& err) { FAIL("arena stats: " << system.render(err)); });
+    return s;
+  };
+  {
+    caf::scoped_actor batch{system};  // asks, is granted, and goes without a word
+    batch->request(arena, std::chrono::seconds(30), alloc_atom_v,
+                   std::vector<std::uint64_t>{mib}, true)
+      .receive([](arena_grant& g) { CHECK(g.extents.size() == 1); },
+               [&](caf::error& err) { FAIL("alloc: " << system.render(err)); });
+  }
+  REQUIRE(fenced->get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  auto s = stats();
+  CHECK(s.leases == 1);  // a read may still be in flight: not lent again yet
+  CHECK(s.free_bytes + mib <= s.ready_bytes);
+  caf::anon_send(reader, caf::ok_atom_v);  // the reads completed
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((s = stats()).leases != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  CHECK(s.leases == 0);
+  CHECK(s.abandoned == 1);
+  for (auto a : {caf::actor_cast<caf::actor>(arena), caf::actor_cast<caf::actor>(registrar),
+                 caf::actor_cast<caf::actor>(reader)})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 }  // TEST_SUITE

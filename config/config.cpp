@@ -130,6 +130,8 @@ constexpr std::array schema = {
     host_port(SPILLWAY_KEY(node, listen), 0, 65535, true,
              "where the node actor is published; \"\" = not published"),
     choice(SPILLWAY_KEY(node, log_level), "trace|debug|info|warn|error|off", "log threshold"),
+    choice(SPILLWAY_KEY(node, log_format), "text|json",
+           "log lines as text, or one JSON object a line for log shippers"),
     integer(SPILLWAY_KEY(node, scheduler_threads), 0, 256, "CAF workers; 0 = one per core"),
 
     text(SPILLWAY_KEY(storage, data_dir), "directory holding the bucket files"),

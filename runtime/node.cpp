@@ -190,7 +190,7 @@ void for_each_item(const get_reply& reply, F fn) {
 
 node::node(node_config config) : impl_(std::make_unique<impl>()) {
   auto& i = *impl_;
-  configure_logging(config.node.log_level);
+  configure_logging(config.node.log_level, config.node.log_format);
   check_transport(config.transfer);
   raise_open_file_limit();
   lock_data_dir(i.lock, config.storage.data_dir);

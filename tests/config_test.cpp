@@ -82,6 +82,7 @@ constexpr std::string_view full_file = R"(# every key, none at its default
 id = 42
 listen = "10.0.0.1:9000"
 log_level = "debug"
+log_format = "json"
 scheduler_threads = 12
 
 [storage]
@@ -149,6 +150,7 @@ TEST_SUITE("config") {
     CHECK(c.node.id == 42);
     CHECK(c.node.listen == "10.0.0.1:9000");
     CHECK(c.node.log_level == "debug");
+    CHECK(c.node.log_format == "json");
     CHECK(c.node.scheduler_threads == 12);
     CHECK(c.storage.data_dir == "/mnt/nvme0/spillway");
     CHECK(c.storage.bucket_size_limit == 128 * MiB);

@@ -37,6 +37,8 @@
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/net/metrics_endpoint.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
 #include "runtime/rdma/rdma_selection.hpp"
 #include "runtime/storage/recovery.hpp"
@@ -56,6 +58,7 @@ struct node::impl {
   std::vector<caf::actor> listeners;    // on_evicted callbacks
   std::unique_ptr<transfer_engine> transfer;
   std::uint16_t port = 0;
+  std::unique_ptr<metrics_endpoint> metrics;  // node.metrics_listen
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds{config.cluster.request_timeout_ms};
@@ -154,6 +157,16 @@ std::uint16_t publish(caf::actor_system& system, const node_actor& actor,
   return *port;
 }
 
+std::unique_ptr<metrics_endpoint> serve_metrics(const std::string& listen,
+                                                std::function<std::string()> render) {
+  const auto where = parse_endpoint(listen);  // validated by the config loader
+  try {
+    return std::make_unique<metrics_endpoint>(where->host, where->port, std::move(render));
+  } catch (const std::exception& e) {
+    throw startup_error("node.metrics_listen = \"" + listen + "\": " + e.what());
+  }
+}
+
 // The actors below take their state as spawn arguments rather than lambda captures:
 // CAF 0.17 dereferences a null argument tuple for an actor spawned with none
 // (UBSan: "reference binding to null pointer" in init_fun_factory).
@@ -230,6 +243,8 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
     {i.catalog, i.writer, i.registrar, i.arena});
   try {
     if (!c.node.listen.empty()) i.port = publish(*i.system, i.supervisor, c.node.listen);
+    if (!c.node.metrics_listen.empty())
+      i.metrics = serve_metrics(c.node.metrics_listen, [this] { return metrics(); });
   } catch (...) {
     stop();  // the actors are running: a throwing constructor must not leave them so
     throw;
@@ -244,6 +259,7 @@ node::~node() { stop(); }
 void node::stop() {
   auto& i = *impl_;
   if (!i.system) return;
+  i.metrics.reset();  // no scrape asks the actors once they are told to stop
   caf::anon_send_exit(i.supervisor, caf::exit_reason::user_shutdown);
   stop_services();
   spdlog::info("node {} stopped", i.config.node.id);
@@ -272,6 +288,10 @@ void node::stop_services() {
 const node_config& node::config() const { return impl_->config; }
 
 std::uint16_t node::listen_port() const { return impl_->port; }
+
+std::uint16_t node::metrics_port() const { return impl_->metrics ? impl_->metrics->port() : 0; }
+
+std::string node::metrics() { return prometheus_text({stats(), store_stats(), read_stats()}); }
 
 std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
                                                std::vector<std::string> values) {

@@ -1,5 +1,8 @@
 // State chart:  populating (chunk by chunk, 2 MiB a step, serving in between) --> ready
-//   lease:  granted --ready(holder)--> held --release | holder down | expiry--> free
+//   lease:  granted (held by its batch) --ready(caller)--> held by the caller
+//           --release | holder down | expiry--> free
+//   A batch gone before ready may have reads in flight into its lease: it is free
+//   only after a fence of every reader (the registrar's).
 //   Only a holder in another process has the lease_ms clock: one here is an actor of
 //   this process that releases, or is seen going down; its views are never lent again
 //   while it can read them.
@@ -29,13 +32,15 @@ constexpr std::uint64_t populate_step = 2u << 20;
 
 struct lease {
   std::vector<arena_extent> runs;
-  caf::actor_addr holder;  // set once ready
+  caf::actor_addr holder;  // the batch that asked, then (ready) its caller
+  bool ready = false;      // no read into it is in flight any more
 };
 
 struct waiting_alloc {
   caf::typed_response_promise<arena_grant> promise;
   std::vector<std::uint64_t> sizes;
   bool whole = false;
+  caf::actor_addr requester;
 };
 
 struct arena_state {
@@ -53,31 +58,6 @@ struct arena_state {
   std::vector<std::uint64_t> chunk_addresses;
   static inline const char* name = "arena";
 
-  // Extents for as many sizes as fit now (all of them when `whole`), or nullopt.
-  std::optional<arena_grant> try_grant(const std::vector<std::uint64_t>& sizes, bool whole) {
-    arena_grant grant;
-    lease l;
-    const auto placed = allocator.allocate(sizes, grant.extents, l.runs);
-    if (placed == 0 || (whole && placed < sizes.size())) {
-      allocator.release(l.runs);
-      return std::nullopt;
-    }
-    grant.lease = next_lease++;
-    grant.chunk_addresses = chunk_addresses;
-    leases.emplace(grant.lease, std::move(l));
-    return grant;
-  }
-
-  // Serves waiting allocs in order while they fit.
-  void serve_waiting() {
-    while (!waiting.empty()) {
-      auto grant = try_grant(waiting.front().sizes, waiting.front().whole);
-      if (!grant) return;
-      waiting.front().promise.deliver(std::move(*grant));
-      waiting.pop_front();
-    }
-  }
-
   // How many of `sizes`, in order, an empty arena could hold at once: a whole alloc
   // waits for those and gives up the rest, which would otherwise wait forever.
   std::size_t fit_when_empty(const std::vector<std::uint64_t>& sizes) const {
@@ -91,6 +71,52 @@ struct arena_state {
 
 using arena_pointer = arena_actor::stateful_pointer<arena_state>;
 
+// `holder` holds one lease more: watched from its first.
+void watch(arena_pointer self, const caf::actor_addr& holder) {
+  if (holder && self->state.holders[holder]++ == 0) self->monitor(holder);
+}
+
+// `holder` holds one lease fewer: no longer watched after its last.
+void unwatch(arena_pointer self, const caf::actor_addr& holder) {
+  auto& holders = self->state.holders;
+  auto it = holders.find(holder);
+  if (it == holders.end() || --it->second > 0) return;
+  holders.erase(it);
+  self->demonitor(holder);
+}
+
+// Extents for as many sizes as fit now (all of them when `whole`), held by
+// `requester` until it hands them over; or nullopt.
+std::optional<arena_grant> try_grant(arena_pointer self, const std::vector<std::uint64_t>& sizes,
+                                     bool whole, const caf::actor_addr& requester) {
+  auto& st = self->state;
+  arena_grant grant;
+  lease l;
+  const auto placed = st.allocator.allocate(sizes, grant.extents, l.runs);
+  if (placed == 0 || (whole && placed < sizes.size())) {
+    st.allocator.release(l.runs);
+    return std::nullopt;
+  }
+  grant.lease = st.next_lease++;
+  grant.chunk_addresses = st.chunk_addresses;
+  l.holder = requester;
+  st.leases.emplace(grant.lease, std::move(l));
+  watch(self, requester);
+  return grant;
+}
+
+// Serves waiting allocs in order while they fit.
+void serve_waiting(arena_pointer self) {
+  auto& waiting = self->state.waiting;
+  while (!waiting.empty()) {
+    auto& next = waiting.front();
+    auto grant = try_grant(self, next.sizes, next.whole, next.requester);
+    if (!grant) return;
+    next.promise.deliver(std::move(*grant));
+    waiting.pop_front();
+  }
+}
+
 void give_back(arena_pointer self, std::uint64_t id) {
   auto& st = self->state;
   auto it = st.leases.find(id);
@@ -98,35 +124,44 @@ void give_back(arena_pointer self, std::uint64_t id) {
   const auto holder = it->second.holder;
   st.allocator.release(it->second.runs);
   st.leases.erase(it);
-  if (holder && --st.holders[holder] == 0) {
-    st.holders.erase(holder);
-    self->demonitor(holder);
-  }
-  st.serve_waiting();
+  unwatch(self, holder);
+  serve_waiting(self);
 }
 
-// The holder reads the lease's memory from now on; it is watched until it lets go.
+// The batch's caller reads the lease's memory from now on; it is watched until it
+// lets go.
 void hand_over(arena_pointer self, std::uint64_t id, const caf::actor& holder) {
   auto& st = self->state;
   auto it = st.leases.find(id);
-  if (it == st.leases.end() || it->second.holder) return;
+  if (it == st.leases.end() || it->second.ready) return;
+  unwatch(self, std::exchange(it->second.holder, holder.address()));
+  it->second.ready = true;
   if (!holder) return give_back(self, id);  // the reply goes nowhere: no one can read it
-  it->second.holder = holder.address();
-  if (st.holders[holder.address()]++ == 0) self->monitor(holder);
+  watch(self, holder.address());
   if (holder.node() != self->node())
     self->delayed_send(self, std::chrono::milliseconds{st.config.lease_ms}, caf::timeout_atom_v,
                        id);
 }
 
 // A holder that went away (a caller that returned, a peer whose connection dropped)
-// can read nothing any more: its leases come back.
+// can read nothing any more: its leases come back. A batch that went before its
+// leases were ready may have left reads in flight into them: those come back once
+// every reader has passed a fence.
 void on_holder_down(arena_pointer self, const caf::down_msg& msg) {
   auto& st = self->state;
-  std::vector<std::uint64_t> held;
+  std::vector<std::uint64_t> ready, reading;
   for (const auto& [id, l] : st.leases)
-    if (l.holder == msg.source) held.push_back(id);
-  st.abandoned += held.size();
-  for (auto id : held) give_back(self, id);
+    if (l.holder == msg.source) (l.ready ? ready : reading).push_back(id);
+  st.abandoned += ready.size() + reading.size();
+  for (auto id : ready) give_back(self, id);
+  if (reading.empty()) return;
+  spdlog::warn("arena: a batch went away mid-read; its {} leases come back after a fence "
+               "of the readers", reading.size());
+  self->request(st.registrar, caf::infinite, fence_atom_v)
+    .then([self, reading](std::uint32_t) {
+            for (auto id : reading) give_back(self, id);
+          },
+          [](caf::error&) {});  // no registrar: the node stops, nothing is lent again
 }
 
 // Each populated step is lent out at once (the first batch waits for one step, not for
@@ -138,7 +173,7 @@ void populate_step_of(arena_pointer self) {
   st.chunk_addresses[chunk] = address;
   const auto [offset, size] = st.memory->populate(chunk, populate_step);
   st.allocator.add(chunk, offset, size);
-  st.serve_waiting();
+  serve_waiting(self);
   const auto chunk_size = st.memory->chunk_size(chunk);
   if (st.memory->populated(chunk) < chunk_size) return self->send(self, caf::tick_atom_v);
   self->send(st.registrar, caf::add_atom_v, chunk, address, chunk_size);
@@ -161,15 +196,16 @@ arena_actor::behavior_type arena(arena_pointer self, read_section config,
     [self](alloc_atom, std::vector<std::uint64_t>& sizes,
            bool whole) -> caf::result<arena_grant> {
       auto& st = self->state;
+      const auto requester = caf::actor_cast<caf::actor_addr>(self->current_sender());
       if (st.waiting.empty())
-        if (auto grant = st.try_grant(sizes, whole)) return std::move(*grant);
+        if (auto grant = try_grant(self, sizes, whole, requester)) return std::move(*grant);
       if (whole) {
         sizes.resize(st.fit_when_empty(sizes));  // the rest would wait forever
         if (sizes.empty()) return arena_grant{};
       }
       auto promise = self->make_response_promise<arena_grant>();
-      st.waiting.push_back({promise, std::move(sizes), whole});
-      st.serve_waiting();  // what is left of a whole alloc may fit now
+      st.waiting.push_back({promise, std::move(sizes), whole, requester});
+      serve_waiting(self);  // what is left of a whole alloc may fit now
       return promise;
     },
     [self](ready_atom, std::uint64_t id, caf::actor& holder) { hand_over(self, id, holder); },

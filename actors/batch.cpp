@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/storage/bucket_format.hpp"
+#include "runtime/storage/printable_key.hpp"
 #include "runtime/io/read_faults.hpp"
 
 namespace spillway {
@@ -231,7 +232,8 @@ void check(batch_pointer self, read_plan& p, int result) {
   if (result == -EINVAL && p.item.fd == st.buckets[p.bucket].direct_fd)
     return read_buffered(self, p);
   if (result < 0) {
-    spdlog::error("batch: key '{}': read failed: {}", st.keys[p.key], strerrorname_np(-result));
+    spdlog::error("batch: key '{}': read failed: {}", printable_key(st.keys[p.key]),
+                  strerrorname_np(-result));
     return st.settle(p, {key_error::io_error, -result});
   }
   const auto& b = st.buckets[p.bucket];
@@ -241,7 +243,7 @@ void check(batch_pointer self, read_plan& p, int result) {
     {reinterpret_cast<const std::byte*>(p.item.address), p.item.length}, b.file.bucket_id, want,
     view);
   if (!problem.empty()) {
-    spdlog::error("batch: key '{}' in bucket {:016x} at offset {}: {}", want.key,
+    spdlog::error("batch: key '{}' in bucket {:016x} at offset {}: {}", printable_key(want.key),
                   b.file.bucket_id, want.offset, problem);
     return st.settle(p, {key_error::corrupt, 0});
   }

@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
 namespace {
@@ -38,19 +39,22 @@ struct bucket_state {
   bool evicted = false;
   static inline const char* name = "bucket";
 
-  // Returns whether the filesystem refused O_DIRECT.
-  bool open_file(bool buffered) {
-    if (!buffered) fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
+  // Returns whether the filesystem (or the fault standing in for one) refused O_DIRECT.
+  bool open_file(bool buffered, bool refuse_o_direct) {
+    if (!buffered && refuse_o_direct) errno = EINVAL;
+    else if (!buffered) fd.reset(open_regular_file(path, O_RDONLY | O_CLOEXEC | O_DIRECT));
     const bool refused = !buffered && !fd && errno == EINVAL;
     direct = static_cast<bool>(fd);
-    if (!fd) fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) fd.reset(open_regular_file(path, O_RDONLY | O_CLOEXEC));
     open_errno = fd ? 0 : errno;
+    if (!fd)  // its pins answer the errno; the path is said here, once
+      spdlog::error("bucket {}: open {}: {}", id, path.string(), open_error_text(open_errno));
     return refused;
   }
 
   void go_buffered() {
     if (!direct) return;
-    unique_fd buffered{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    unique_fd buffered{open_regular_file(path, O_RDONLY | O_CLOEXEC)};
     open_errno = buffered ? 0 : errno;
     if (!buffered) {
       spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),
@@ -101,11 +105,12 @@ void remove_if_done(bucket_pointer self) {
 
 bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
                                    file_remover_actor remover, std::uint64_t id,
-                                   std::filesystem::path path, bool buffered) {
+                                   std::filesystem::path path, bool buffered,
+                                   bool refuse_o_direct) {
   self->state.remover = std::move(remover);
   self->state.id = id;
   self->state.path = std::move(path);
-  if (self->state.open_file(buffered)) self->send(catalog, buffered_atom_v);
+  if (self->state.open_file(buffered, refuse_o_direct)) self->send(catalog, buffered_atom_v);
   self->set_down_handler([self](caf::down_msg& msg) {
     auto it = self->state.pinned_by.find(msg.source);
     if (it == self->state.pinned_by.end()) return;
@@ -143,8 +148,8 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
 
 bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog,
                           const file_remover_actor& remover, std::uint64_t id,
-                          std::filesystem::path path, bool buffered) {
-  return system.spawn(bucket, catalog, remover, id, std::move(path), buffered);
+                          std::filesystem::path path, bool buffered, bool refuse_o_direct) {
+  return system.spawn(bucket, catalog, remover, id, std::move(path), buffered, refuse_o_direct);
 }
 
 }  // namespace spillway

@@ -13,10 +13,11 @@
 namespace spillway {
 
 // `buffered`: read the file through the page cache from the start (O_DIRECT was
-// refused on its filesystem, or the fault asks to act as if).
+// refused on its filesystem). `refuse_o_direct` (fault injection): the O_DIRECT open
+// answers EINVAL, as such a filesystem's would.
 // A bucket whose O_DIRECT open is refused tells `catalog` (buffered).
 bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog,
                           const file_remover_actor& remover, std::uint64_t id,
-                          std::filesystem::path path, bool buffered);
+                          std::filesystem::path path, bool buffered, bool refuse_o_direct = false);
 
 }  // namespace spillway

@@ -51,6 +51,7 @@ struct catalog_state {
   std::vector<eviction_listener> listeners;
   std::uint64_t clock = 0;
   catalog_stats totals;  // keys, buckets, quota_bytes, reads_buffered: derived in stats()
+  bool buffered = false;  // O_DIRECT was refused: every bucket reads through the page cache
   static inline const char* name = "catalog";
 
   // -- the per-bucket key lists --------------------------------------------------
@@ -96,8 +97,8 @@ struct catalog_state {
     b.path = sealed.path;
     b.file_size = sealed.file_size;
     b.last_read = ++clock;
-    b.actor = spawn_bucket(self->home_system(), self, remover, sealed.id, sealed.path,
-                           options.buffered);
+    b.actor = spawn_bucket(self->home_system(), self, remover, sealed.id, sealed.path, buffered,
+                           options.refuse_o_direct);
     totals.file_bytes += sealed.file_size;
     for (const auto& e : sealed.entries) {
       auto [it, fresh] = keys.try_emplace(e.key);
@@ -200,7 +201,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
                                      recovered_store recovered) {
   auto& st = self->state;
   st.options = options;
-  st.remover = spawn_file_remover(self->home_system());
+  st.remover = spawn_file_remover(self->home_system(), options.data_dir);
   self->link_to(st.remover);
   for (auto& r : recovered.buckets)
     st.add_bucket(self, {r.index.header.bucket_id, r.path.string(),
@@ -241,10 +242,11 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
     },
     [self](buffered_atom) {
       auto& st = self->state;
-      if (st.options.buffered) return;
+      ++st.totals.o_direct_refusals;
+      if (st.buffered) return;
       spdlog::warn("O_DIRECT reads refused on the data dir's filesystem: reading every bucket "
                    "through the page cache from now on");
-      st.options.buffered = true;
+      st.buffered = true;
       for (const auto& b : st.buckets)
         if (b.id != 0) caf::anon_send(b.actor, buffered_atom_v);
     },
@@ -253,7 +255,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
       s.keys = self->state.keys.size();
       s.buckets = self->state.bucket_count();
       s.quota_bytes = self->state.options.quota_bytes;
-      s.reads_buffered = self->state.options.buffered;
+      s.reads_buffered = self->state.buffered;
       return s;
     },
     [self](caf::subscribe_atom, eviction_listener listener) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -13,10 +14,11 @@
 namespace spillway {
 
 struct catalog_options {
+  std::filesystem::path data_dir;    // where the bucket files are: nothing else is unlinked
   std::uint64_t quota_bytes = 0;     // bucket files may take this much, resolved (> 0)
   std::uint64_t reserve_bytes = 0;   // kept free for the bucket being written
   bool lru = false;                  // evict the least recently read bucket, else the oldest
-  bool buffered = false;             // read bucket files through the page cache, no O_DIRECT
+  bool refuse_o_direct = false;      // fault injection: buckets' O_DIRECT opens answer EINVAL
 };
 
 // Starts with the buckets recovery found; their keys are published in id order.

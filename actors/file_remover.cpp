@@ -12,9 +12,15 @@
 namespace spillway {
 namespace {
 
-file_remover_actor::behavior_type file_remover(file_remover_actor::pointer) {
+file_remover_actor::behavior_type file_remover(file_remover_actor::pointer,
+                                               std::filesystem::path dir) {
+  dir = (dir / "file").parent_path();  // as a file's parent_path() spells it: no trailing '/'
   return {
-    [](caf::delete_atom, const std::string& path) {
+    [dir](caf::delete_atom, const std::string& path) {
+      if (std::filesystem::path{path}.parent_path() != dir) {
+        spdlog::error("file remover: {} is not in {}: left alone", path, dir.string());
+        return;
+      }
       if (::unlink(path.c_str()) != 0)
         spdlog::error("unlink {}: {}", path, std::strerror(errno));
     },
@@ -23,9 +29,10 @@ file_remover_actor::behavior_type file_remover(file_remover_actor::pointer) {
 
 }  // namespace
 
-file_remover_actor spawn_file_remover(caf::actor_system& system, bool own_thread) {
-  if (own_thread) return system.spawn<caf::detached>(file_remover);
-  return system.spawn(file_remover);
+file_remover_actor spawn_file_remover(caf::actor_system& system, std::filesystem::path dir,
+                                      bool own_thread) {
+  if (own_thread) return system.spawn<caf::detached>(file_remover, std::move(dir));
+  return system.spawn(file_remover, std::move(dir));
 }
 
 }  // namespace spillway

@@ -4,13 +4,18 @@
 // every other actor shares, may wait for it.
 #pragma once
 
+#include <filesystem>
+
 #include <caf/fwd.hpp>
 
 #include "messages/store.hpp"
 
 namespace spillway {
 
-// `own_thread` false: an ordinary actor on the scheduler, for deterministic tests.
-file_remover_actor spawn_file_remover(caf::actor_system& system, bool own_thread = true);
+// Unlinks only files directly in `dir` (the data dir): a path elsewhere is a bug, logged
+// and refused. `own_thread` false: an ordinary actor on the scheduler, for
+// deterministic tests.
+file_remover_actor spawn_file_remover(caf::actor_system& system, std::filesystem::path dir,
+                                      bool own_thread = true);
 
 }  // namespace spillway

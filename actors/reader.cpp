@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 
 #include <caf/actor_system.hpp>
 #include <caf/blocking_actor.hpp>
@@ -50,13 +51,17 @@ public:
   }
 
   void act() override {
-    if (config_.engine == "uring" && wakeup_fd_ && open_ring()) {
-      run_ring();
-      ring_.reset();  // waits for reads in flight, unregisters the buffers, exits the ring
-      return;
+    try {
+      if (config_.engine == "uring" && wakeup_fd_ && open_ring()) run_ring();
+      else stats_.engine = "posix";
+      while (running_) serve_mail();  // the posix engine, or a ring given up for pread
+    } catch (...) {
+      // Before CAF catches it and the batches hear that this reader died and hand its
+      // reads' extents to other readers: the kernel must be done writing to them.
+      close_ring();
+      throw;
     }
-    stats_.engine = "posix";
-    while (running_) serve_mail();
+    close_ring();
   }
 
 private:
@@ -66,6 +71,8 @@ private:
             .short_read = faults.short_read_rate,
             .corrupt = faults.corrupt_rate,
             .submit_failure = faults.ring_submit_failure_rate,
+            .submit_refusal = faults.ring_submit_refusal_rate,
+            .fail_reopen = faults.fail_ring_reopen,
             .seed = faults.seed + index};
   }
 
@@ -90,12 +97,34 @@ private:
     return true;
   }
 
+  // Waits for the reads in flight, unregisters the buffers, exits the ring: here, in the
+  // ring's own thread (SINGLE_ISSUER: no other thread can wait on it), before the actor
+  // is gone. Then no read taken before a fence can write anymore: reads still queued
+  // are dropped.
+  void close_ring() {
+    if (ring_) {
+      if (const int rc = ring_->drain(); rc < 0) {
+        spdlog::critical("reader {}: the kernel keeps answering {} with reads in flight; "
+                         "their extents may still be written", stats_.index, strerrorname_np(-rc));
+        return;  // and its fences are never answered
+      }
+      ring_.reset();
+    }
+    answer_fences();
+  }
+
   void run_ring() {
-    while (running_) {
+    while (running_ && ring_) {
       const auto resets = ring_->resets();
       const bool woke = ring_->run_once();
       send_results();
-      if (ring_->resets() != resets) {
+      answer_fences();
+      const auto throw_after = faults_.enabled ? faults_.reader_throw_after_reads : 0;
+      if (throw_after != 0 && ring_->enqueued() >= throw_after)
+        throw std::runtime_error("fault.reader_throw_after_reads");
+      if (!ring_->is_open()) {
+        fall_back_to_pread();
+      } else if (ring_->resets() != resets) {
         spdlog::warn("reader {}: ring failed and was reset; asking for the table again",
                      stats_.index);
         caf::anon_send(registrar_, caf::join_atom_v, caf::actor_cast<reader_actor>(this));
@@ -105,6 +134,43 @@ private:
       for (bool more = true; more && running_;)
         serve_mail(caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     }
+  }
+
+  // A reset that could not set the ring up again (ENOMEM, EMFILE) left it closed with
+  // nothing in flight: its unfinished reads, and every read after them, go through pread.
+  void fall_back_to_pread() {
+    spdlog::error("reader {}: the ring could not be set up again after a failure ({}): "
+                  "reading with pread from now on", stats_.index,
+                  strerrorname_np(ring_->reset_errno()));
+    current_stats();  // keeps the ring's counters
+    stats_.engine = "posix";
+    stats_.ring_errno = ring_->reset_errno();
+    for (const auto& read : ring_->take_queued()) {
+      auto& c = clients_[read.client];
+      c.outbox.push_back({read.item.tag, pread_item(read.item)});
+      --c.outstanding;
+      ++stats_.reads_plain;
+    }
+    ring_.reset();
+    send_results();
+    answer_fences();
+  }
+
+  // A fence waits for the reads taken before it; they finish in any order, and a read
+  // is taken by number, so the oldest one unfinished says which fences are through.
+  caf::typed_response_promise<std::uint32_t> fence() {
+    auto promise = make_response_promise<std::uint32_t>();
+    fences_.push_back({ring_ ? ring_->enqueued() : 0, promise});
+    answer_fences();
+    return promise;
+  }
+
+  // In order of arrival, fences wait for ever more reads: those through are a prefix.
+  void answer_fences() {
+    const auto finished = ring_ ? ring_->oldest_unfinished() : UINT64_MAX;  // pread: at once
+    auto f = fences_.begin();
+    for (; f != fences_.end() && f->reads_before <= finished; ++f) f->promise.deliver(stats_.index);
+    fences_.erase(fences_.begin(), f);
   }
 
   void send_results() {
@@ -157,6 +223,7 @@ private:
       done += static_cast<std::uint64_t>(result);
       if (done == item.length) return static_cast<int>(done);
       if (retried) return -EIO;  // short twice: the file ends inside the record
+      ++stats_.short_reads;
     }
   }
 
@@ -178,6 +245,7 @@ private:
       stats_.reads_fixed = ring_->reads_fixed();
       stats_.reads_plain = ring_->reads_plain();
       stats_.ring_resets = ring_->resets();
+      stats_.short_reads = ring_->short_reads();
       stats_.busy_ns = ring_->busy_ns();
       stats_.in_flight_ns = ring_->in_flight_ns();
     }
@@ -191,6 +259,7 @@ private:
               accept(client, items);
             },
             [this](adopt_atom, const buffer_table& table) { return adopt(table); },
+            [this](fence_atom) { return fence(); },
             [this](caf::exit_msg& msg) {
               running_ = false;
               fail_state(std::move(msg.reason));
@@ -206,6 +275,11 @@ private:
   std::unique_ptr<read_ring> ring_;  // after wakeup_fd_, so destroyed first: it reads the eventfd
   read_fault_dice dice_;  // the posix engine's; the ring has its own
   std::vector<client_entry> clients_;
+  struct pending_fence {
+    std::uint64_t reads_before = 0;  // the ring's reads numbered below this
+    caf::typed_response_promise<std::uint32_t> promise;
+  };
+  std::vector<pending_fence> fences_;
   bool running_ = true;
 };
 

@@ -17,11 +17,8 @@
 namespace spillway {
 namespace {
 
-// A turn is quick (clone: microseconds; register 1 GiB: tens of ms); this bounds a
-// reader that hangs.
-constexpr std::chrono::seconds turn_timeout{30};
-
 struct registrar_state {
+  std::chrono::milliseconds turn_timeout{};
   io_uring ring{};
   bool source_ok = false;       // the registrar's own table exists: readers can clone it
   buffer_table table;
@@ -75,21 +72,54 @@ void next_turn(registrar_pointer self) {
   auto reader = st.turns.front();
   st.turns.pop_front();
   st.busy = true;
-  self->request(reader, turn_timeout, adopt_atom_v, st.table)
+  self->request(reader, st.turn_timeout, adopt_atom_v, st.table)
     .then(
       [self](std::int32_t) {  // a reader says itself whether it failed, once
         self->state.busy = false;
         next_turn(self);
       },
-      [self, reader](caf::error&) {  // gone (restarted or stopping): forget it
-        auto& readers = self->state.readers;
-        readers.erase(std::remove(readers.begin(), readers.end(), reader), readers.end());
-        self->state.busy = false;
+      [self, reader](caf::error& err) {
+        auto& st = self->state;
+        if (err == caf::sec::request_timeout) {
+          // Slow, not gone: it answers when it can, and gets the table as it is then.
+          st.queue_turn(reader);
+        } else {  // gone (restarted or stopping): forget it
+          st.readers.erase(std::remove(st.readers.begin(), st.readers.end(), reader),
+                           st.readers.end());
+        }
+        st.busy = false;
         next_turn(self);
       });
 }
 
-registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t chunks) {
+// A fence of every reader, answered once each has answered or is gone. No timeout: a
+// reader answers when its reads complete, and the kernel completes every read.
+caf::result<std::uint32_t> fence_all(registrar_pointer self) {
+  const auto& readers = self->state.readers;
+  if (readers.empty()) return std::uint32_t{0};
+  struct tally {
+    caf::typed_response_promise<std::uint32_t> promise;
+    std::size_t left;
+    std::uint32_t answered = 0;
+  };
+  auto t = std::make_shared<tally>(tally{self->make_response_promise<std::uint32_t>(),
+                                         readers.size()});
+  for (const auto& r : readers)
+    self->request(r, caf::infinite, fence_atom_v)
+      .then(
+        [t](std::uint32_t) {
+          ++t->answered;
+          if (--t->left == 0) t->promise.deliver(t->answered);
+        },
+        [t](caf::error&) {  // gone: it drained its ring before it went (actors/reader.cpp)
+          if (--t->left == 0) t->promise.deliver(t->answered);
+        });
+  return t->promise;
+}
+
+registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t chunks,
+                                         std::chrono::milliseconds turn_timeout) {
+  self->state.turn_timeout = turn_timeout;
   self->state.open_source(chunks);
   return {
     [self](caf::add_atom, std::uint32_t chunk, std::uint64_t address, std::uint64_t size) {
@@ -105,13 +135,15 @@ registrar_actor::behavior_type registrar(registrar_pointer self, std::uint32_t c
       st.queue_turn(reader);
       next_turn(self);
     },
+    [self](fence_atom) { return fence_all(self); },
   };
 }
 
 }  // namespace
 
-registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count) {
-  return system.spawn<caf::detached>(registrar, chunk_count);
+registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count,
+                                std::chrono::milliseconds turn_timeout) {
+  return system.spawn<caf::detached>(registrar, chunk_count, turn_timeout);
 }
 
 }  // namespace spillway

@@ -5,6 +5,7 @@
 // reader registers the chunks on its own ring, in the turns this actor grants.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include <caf/fwd.hpp>
@@ -13,6 +14,9 @@
 
 namespace spillway {
 
-registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count);
+// A turn is quick (clone: microseconds; register 1 GiB: tens of ms); `turn_timeout`
+// bounds a reader that hangs in one, so that the others still get theirs.
+registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count,
+                                std::chrono::milliseconds turn_timeout = std::chrono::seconds(30));
 
 }  // namespace spillway

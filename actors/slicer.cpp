@@ -9,6 +9,11 @@
 // The slicer monitors its lanes: when one dies, or answers a post with an error, the
 // groups it holds fail over to the others (CAF 0.17 sends nothing for a promise its
 // dead holder dropped); with no lane left they settle as `unavailable` at once.
+//
+// Told to exit (close_route), the slicer stops: what is not cut yet settles as
+// `unavailable`, nothing is retried, and it answers each batch and quits only once
+// every group is back from its lane. A lane may be writing into the caller's memory
+// until then, and the caller may free that memory as soon as it has the answer.
 #include "actors/slicer.hpp"
 
 #include <algorithm>
@@ -33,7 +38,7 @@ struct batch_state {
   std::size_t cut_request = 0;             // the cursor: next byte to cut
   std::uint64_t cut_offset = 0;
   transfer_clock::time_point submitted;
-  transfer_clock::time_point first_started = transfer_clock::time_point::max();
+  transfer_clock::time_point first_started = slice_group::not_started;
 };
 
 struct slicer_state {
@@ -48,6 +53,7 @@ struct slicer_state {
   std::uint64_t next_batch = 1;
   std::uint32_t next_lane = 0;
   bool pumping = false;
+  bool stopping = false;
   static inline const char* name = "slicer";
 };
 
@@ -116,6 +122,16 @@ void settle_slice(batch_state& b, const slice& s) {
   if (--b.slices_left[s.request] == 0) --b.requests_left;
 }
 
+// A stopping slicer cuts the rest of the batch only to settle it: nothing of it is sent.
+void abandon_uncut(batch_state& b, const slicer_state& st) {
+  slice s;
+  while (more_to_cut(b, st)) {
+    cut_one(b, st.options.rules, s);
+    s.status = {transfer_error::unavailable, 0};
+    settle_slice(b, s);
+  }
+}
+
 void recycle(slicer_state& st, slice_group* group) {
   if (group->pooled) {
     st.pool->give_back(group);
@@ -177,10 +193,26 @@ void post(slicer_pointer self, slice_group* group, bool retry) {
 void finish_if_done(slicer_pointer self, std::uint64_t id) {
   auto& b = self->state.batches.at(id);
   if (b.requests_left != 0) return;
-  if (b.first_started != transfer_clock::time_point::max())
+  if (b.first_started != slice_group::not_started)
     b.reply.first_slice_ns = nanoseconds_between(b.submitted, b.first_started);
   b.promise.deliver(std::move(b.reply));
   self->state.batches.erase(id);
+}
+
+// Every batch answered and every group back: no lane holds a caller's memory any more.
+void quit_once_stopped(slicer_pointer self) {
+  if (self->state.stopping && self->state.in_flight.empty()) self->quit();
+}
+
+void stop(slicer_pointer self) {
+  auto& st = self->state;
+  st.stopping = true;
+  for (const auto id : st.cutting) {
+    abandon_uncut(st.batches.at(id), st);
+    finish_if_done(self, id);
+  }
+  st.cutting.clear();
+  quit_once_stopped(self);
 }
 
 // Cuts groups for the oldest batches while the pool has some; a group goes to a lane
@@ -242,7 +274,7 @@ void on_returned(slicer_pointer self, slice_group* group) {
   std::size_t kept = 0;
   for (auto* s : group->items) {
     if (!s->status.ok() && retryable(s->status.error) && s->attempts <= st.options.retries &&
-        !st.lanes.empty()) {
+        !st.lanes.empty() && !st.stopping) {
       s->status = {};
       group->items[kept++] = s;
       continue;
@@ -251,12 +283,14 @@ void on_returned(slicer_pointer self, slice_group* group) {
     if (!group->pooled) delete s;
   }
   group->items.resize(kept);  // shrinks: allocates nothing
+  b.reply.slices_retried += kept;
   if (kept > 0)
     post(self, group, true);
   else
     recycle(st, group);
   finish_if_done(self, id);
   pump(self);
+  quit_once_stopped(self);
 }
 
 caf::typed_response_promise<transfer_reply> start_batch(slicer_pointer self,
@@ -269,7 +303,8 @@ caf::typed_response_promise<transfer_reply> start_batch(slicer_pointer self,
   b.promise = self->make_response_promise<transfer_reply>();
   auto answer = b.promise;  // returning it only says "answered later"
   open_batch(b);
-  if (b.requests.empty()) {
+  if (b.requests.empty() || st.stopping) {
+    abandon_uncut(b, st);
     finish_if_done(self, id);
   } else if (st.options.naive) {
     cut_naive(self, id);
@@ -291,6 +326,7 @@ slicer_actor::behavior_type slicer(slicer_pointer self, slicer_options options,
   st.in_flight.reserve(options.pool_groups);
   for (const auto& lane : st.lanes) self->monitor(lane);
   self->set_down_handler([self](caf::down_msg& down) { on_lane_lost(self, down.source); });
+  self->set_exit_handler([self](caf::exit_msg&) { stop(self); });
   return {
     [self](transfer_atom, transfer_batch& requests) { return start_batch(self, requests); },
     [self](caf::update_atom, std::vector<segment_descriptor>& segments) {

@@ -1,7 +1,8 @@
 // The engine behind node::register_segment, connect_peer and transfer. A batch goes to
 // the route's next slicer with send_as from a hidden receiver that monitors the
-// slicer: the reply fulfils the caller's future, and a slicer that dies first fails
-// the batch as `unavailable` instead of leaving the future hanging.
+// slicer: the reply fulfils the caller's future, and a slicer killed before it answers
+// fails the batch as `unavailable` instead of leaving the future hanging. A slicer that
+// is stopped answers every batch itself, once no lane holds any of its memory.
 #include "actors/transfer_engine.hpp"
 
 #include <stdexcept>
@@ -19,22 +20,41 @@
 namespace spillway {
 namespace {
 
-using status_promise = std::shared_ptr<std::promise<std::vector<transfer_status>>>;
-
 std::vector<transfer_status> all_unavailable(std::size_t n) {
   return std::vector<transfer_status>(n, {transfer_error::unavailable, 0});
 }
 
-caf::behavior batch_receiver(caf::event_based_actor* self, status_promise promise,
-                             std::size_t n, const slicer_actor& slicer) {
+// The caller's future, settled once: with the slicer's statuses, or, when the receiver
+// goes without them (its slicer killed, or the actor system torn down before the
+// receiver ran), `unavailable` for all rather than a broken promise.
+class batch_answer {
+public:
+  explicit batch_answer(std::size_t n) : n_(n) {}
+  batch_answer(const batch_answer&) = delete;
+  batch_answer& operator=(const batch_answer&) = delete;
+  ~batch_answer() {
+    if (!settled_) settle(all_unavailable(n_));
+  }
+
+  std::future<std::vector<transfer_status>> future() { return promise_.get_future(); }
+  void settle(std::vector<transfer_status> statuses) {
+    settled_ = true;
+    promise_.set_value(std::move(statuses));
+  }
+
+private:
+  std::size_t n_;
+  bool settled_ = false;
+  std::promise<std::vector<transfer_status>> promise_;
+};
+
+caf::behavior batch_receiver(caf::event_based_actor* self, std::shared_ptr<batch_answer> answer,
+                             const slicer_actor& slicer) {
   self->monitor(slicer);
-  self->set_down_handler([self, promise, n](caf::down_msg&) {
-    promise->set_value(all_unavailable(n));
-    self->quit();
-  });
+  self->set_down_handler([self](caf::down_msg&) { self->quit(); });  // answer's dtor settles
   return {
-    [self, promise](transfer_reply& reply) {
-      promise->set_value(std::move(reply.statuses));
+    [self, answer](transfer_reply& reply) {
+      answer->settle(std::move(reply.statuses));
       self->quit();
     },
   };
@@ -100,52 +120,91 @@ std::uint16_t transfer_engine::control_port() {
   return control_port_;
 }
 
+// The peer's answers (its transfer host, its descriptors, a new route's lanes) are
+// waited for without the lock: a slow or silent peer holds up only its own caller,
+// never the submits and connects to others.
 transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t control_port) {
-  std::lock_guard lock{mutex_};
-  start_services();
   const auto peer = host + ":" + std::to_string(control_port);
-  auto known = route_of_peer_.find(peer);
-  if (known == route_of_peer_.end()) {
+  std::optional<std::uint32_t> known;
+  std::shared_ptr<const rdma_domain> domain;  // rdma: read under the lock, which stop() resets
+  {
+    std::lock_guard lock{mutex_};
+    start_services();
+    domain = domain_;
+    if (auto named = route_of_peer_.find(peer); named != route_of_peer_.end())
+      known = named->second;
+  }
+  if (!known) {
     // One route a peer, however it is named: CAF knows an actor by its node and id, so
     // "localhost" and "127.0.0.1" give the same transfer host, and the second name
     // joins the first's route instead of opening a second set of lanes.
     const auto reached = remote_transfer_host(system_, host, control_port);
-    for (std::uint32_t i = 0; i < routes_.size() && known == route_of_peer_.end(); ++i)
-      if (routes_[i].host && routes_[i].host.address() == reached.address())
-        known = route_of_peer_.emplace(peer, i).first;
+    std::lock_guard lock{mutex_};
+    known = route_to(reached, peer);
   }
-  if (known != route_of_peer_.end()) {
-    auto& route = routes_[known->second];
-    refresh_route(system_, transfer_, route);
-    return {known->second, route.peer.segments};
+  if (known) return refresh(*known);
+  auto opened = open_route(host, control_port, std::move(domain));
+  std::lock_guard lock{mutex_};
+  if (stopped_) {
+    close_route(opened);
+    throw std::runtime_error("transfer: the node is stopped");
   }
-  if (transfer_.transport == "local")
-    routes_.push_back(open_local_peer_route(system_, transfer_, host, control_port));
-  else if (transfer_.transport == "tcp")
-    routes_.push_back(open_tcp_route(system_, transfer_, host, control_port));
-  else
-    routes_.push_back(open_rdma_route(system_, transfer_, host, control_port, domain_));
+  if (const auto raced = route_to(opened.host, peer)) {  // a concurrent connect was first
+    close_route(opened);
+    refresh_route(routes_[*raced], std::move(opened.peer));  // its descriptors are fresh
+    return {*raced, routes_[*raced].peer.segments};
+  }
+  routes_.push_back(std::move(opened));
   const auto index = static_cast<std::uint32_t>(routes_.size() - 1);
   route_of_peer_.emplace(peer, index);
   return {index, routes_.back().peer.segments};
 }
 
+std::optional<std::uint32_t> transfer_engine::route_to(const transfer_host_actor& host,
+                                                       const std::string& name) {
+  for (std::uint32_t i = 0; i < routes_.size(); ++i)
+    if (routes_[i].host && routes_[i].host.address() == host.address()) {
+      route_of_peer_.emplace(name, i);
+      return i;
+    }
+  return std::nullopt;
+}
+
+transfer_peer transfer_engine::refresh(std::uint32_t index) {
+  transfer_host_actor host;
+  {
+    std::lock_guard lock{mutex_};
+    if (stopped_) throw std::runtime_error("transfer: the node is stopped");
+    host = routes_[index].host;
+  }
+  auto info = describe_peer(system_, transfer_, host);
+  std::lock_guard lock{mutex_};
+  if (stopped_) throw std::runtime_error("transfer: the node is stopped");
+  auto& route = routes_[index];
+  refresh_route(route, std::move(info));
+  return {index, route.peer.segments};
+}
+
+transfer_route transfer_engine::open_route(const std::string& host, std::uint16_t control_port,
+                                           std::shared_ptr<const rdma_domain> domain) {
+  if (transfer_.transport == "local")
+    return open_local_peer_route(system_, transfer_, host, control_port);
+  if (transfer_.transport == "tcp") return open_tcp_route(system_, transfer_, host, control_port);
+  return open_rdma_route(system_, transfer_, host, control_port, std::move(domain));
+}
+
 std::future<std::vector<transfer_status>> transfer_engine::submit(
   const transfer_peer& peer, std::vector<transfer_request> requests) {
-  auto promise = std::make_shared<std::promise<std::vector<transfer_status>>>();
-  auto result = promise->get_future();
-  const auto n = requests.size();
+  auto answer = std::make_shared<batch_answer>(requests.size());
+  auto result = answer->future();
   slicer_actor slicer;
   {
     std::lock_guard lock{mutex_};
     if (!stopped_ && peer.route < routes_.size()) slicer = routes_[peer.route].pick();
   }
-  if (!slicer) {
-    promise->set_value(all_unavailable(n));
-    return result;
-  }
-  // Hidden: a stopping node does not wait for it; its slicer's exit settles it.
-  auto receiver = system_.spawn<caf::hidden>(batch_receiver, promise, n, slicer);
+  if (!slicer) return result;  // answer's dtor settles it as unavailable
+  // Hidden: a stopping node does not wait for it; its slicer answers it first.
+  auto receiver = system_.spawn<caf::hidden>(batch_receiver, std::move(answer), slicer);
   caf::send_as(receiver, slicer, transfer_atom_v, transfer_batch(std::move(requests)));
   return result;
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ public:
 
 private:
   void start_services();  // caller holds mutex_
+  // The route whose transfer host is `host`, now known by `name` too; caller holds mutex_.
+  std::optional<std::uint32_t> route_to(const transfer_host_actor& host, const std::string& name);
+  transfer_peer refresh(std::uint32_t index);  // caller does not hold mutex_
+  transfer_route open_route(const std::string& host, std::uint16_t control_port,
+                            std::shared_ptr<const rdma_domain> domain);
 
   caf::actor_system& system_;
   transfer_section transfer_;

@@ -18,13 +18,17 @@ transfer_host_actor::behavior_type transport_host(transfer_host_actor::pointer s
     [segments, data_port](describe_atom) {
       return transfer_peer_info{segments->list(), data_port, transfer_process_token()};
     },
-    [segments](checksum_atom, std::uint64_t segment, std::uint64_t offset,
-               std::uint64_t length) -> caf::result<std::uint32_t> {
+    [segments](checksum_atom, std::uint64_t segment, std::uint64_t offset, std::uint64_t length,
+               std::uint32_t crc) -> caf::result<std::uint32_t> {
+      if (length > checksum_length_max)
+        return caf::make_error(caf::sec::invalid_argument,
+                               "checksum: at most " + std::to_string(checksum_length_max) +
+                                 " bytes a request");
       std::byte* where = nullptr;
       const auto error = segments->resolve(segment, offset, length, where);
       if (error != transfer_error::none)
         return caf::make_error(caf::sec::invalid_argument, to_string(transfer_status{error, 0}));
-      return crc32c(where, length);
+      return crc32c_extend(crc, where, length);
     },
     [self, rdma](caf::connect_atom, rdma_qp_info& theirs) -> caf::result<rdma_qp_info> {
       if (!rdma)

@@ -18,8 +18,8 @@
 namespace spillway {
 namespace {
 
-// A checksum reads the whole range on the peer: a 700 MB one takes a fraction of this.
-constexpr std::chrono::seconds checksum_timeout{60};
+// A checksum request reads at most checksum_length_max bytes on the peer.
+constexpr std::chrono::seconds checksum_timeout{10};
 
 void spawn_slicers(caf::actor_system& system, const transfer_section& transfer,
                    transfer_route& route) {
@@ -29,24 +29,12 @@ void spawn_slicers(caf::actor_system& system, const transfer_section& transfer,
                                          route.peer.segments));
 }
 
-transfer_peer_info describe(caf::actor_system& system, const transfer_host_actor& host,
-                            std::chrono::milliseconds timeout) {
-  caf::scoped_actor self{system};
-  transfer_peer_info info;
-  caf::error failure;
-  self->request(host, timeout, describe_atom_v)
-    .receive([&](transfer_peer_info& answer) { info = std::move(answer); },
-             [&](caf::error& err) { failure = std::move(err); });
-  if (failure) throw std::runtime_error("describe: " + system.render(failure));
-  return info;
-}
-
 // Connects to the peer's transfer host and asks it for its descriptors: the exchange
 // by message that every route to a peer starts with.
 void reach_peer(caf::actor_system& system, const transfer_section& transfer,
                 const std::string& host, std::uint16_t control_port, transfer_route& route) {
   route.host = remote_transfer_host(system, host, control_port);
-  route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
+  route.peer = describe_peer(system, transfer, route.host);
 }
 
 // Ids are 1, 2, ... in list order, so adding the descriptors the mirror lacks, in
@@ -112,9 +100,21 @@ transfer_route open_local_peer_route(caf::actor_system& system, const transfer_s
   return route;
 }
 
-void refresh_route(caf::actor_system& system, const transfer_section& transfer,
-                   transfer_route& route) {
-  route.peer = describe(system, route.host, std::chrono::milliseconds{transfer.slice_timeout_ms});
+transfer_peer_info describe_peer(caf::actor_system& system, const transfer_section& transfer,
+                                 const transfer_host_actor& host) {
+  const std::chrono::milliseconds timeout{transfer.slice_timeout_ms};
+  caf::scoped_actor self{system};
+  transfer_peer_info info;
+  caf::error failure;
+  self->request(host, timeout, describe_atom_v)
+    .receive([&](transfer_peer_info& answer) { info = std::move(answer); },
+             [&](caf::error& err) { failure = std::move(err); });
+  if (failure) throw std::runtime_error("describe: " + system.render(failure));
+  return info;
+}
+
+void refresh_route(transfer_route& route, transfer_peer_info peer) {
+  route.peer = std::move(peer);
   if (route.mirror) mirror_new_segments(*route.mirror, route.peer.segments);
   // Sent before any batch the caller submits after this returns, from this thread, so
   // each slicer's mailbox has the update first.
@@ -137,8 +137,13 @@ std::uint32_t range_checksum(caf::actor_system& system, const transfer_host_acto
   caf::scoped_actor self{system};
   std::uint32_t crc = 0;
   caf::error failure;
-  self->request(host, checksum_timeout, checksum_atom_v, segment, offset, length)
-    .receive([&](std::uint32_t c) { crc = c; }, [&](caf::error& err) { failure = err; });
+  std::uint64_t done = 0;
+  do {  // once at least: an empty range is checked against the segment too
+    const auto part = std::min(length - done, checksum_length_max);
+    self->request(host, checksum_timeout, checksum_atom_v, segment, offset + done, part, crc)
+      .receive([&](std::uint32_t c) { crc = c; }, [&](caf::error& err) { failure = err; });
+    done += part;
+  } while (!failure && done < length);
   if (failure) throw std::runtime_error("checksum: " + system.render(failure));
   return crc;
 }

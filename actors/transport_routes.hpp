@@ -54,23 +54,28 @@ transfer_route open_rdma_route(caf::actor_system& system, const transfer_section
 transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
                                      const std::string& host, std::uint16_t control_port);
 
-// Asks the route's peer for its descriptors again and hands them to the route's
-// slicers: segments the peer registered since the route opened become reachable.
-// Throws std::runtime_error when the peer does not answer.
-void refresh_route(caf::actor_system& system, const transfer_section& transfer,
-                   transfer_route& route);
+// The descriptors and data port of the peer whose transfer host is `host`, asked
+// again. Throws std::runtime_error when the peer does not answer.
+transfer_peer_info describe_peer(caf::actor_system& system, const transfer_section& transfer,
+                                 const transfer_host_actor& host);
+
+// Hands a route's slicers the peer's descriptors as describe_peer gave them again:
+// segments the peer registered since the route opened become reachable.
+void refresh_route(transfer_route& route, transfer_peer_info peer);
 
 // The transfer host published on host:control_port. Throws std::runtime_error.
 transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::string& host,
                                          std::uint16_t control_port);
 
 // crc32c of a range of a peer's segment, asked of its transfer host: how bytes that
-// went to another process are verified. Throws std::runtime_error.
+// went to another process are verified, asked in requests of at most
+// checksum_length_max bytes. Throws std::runtime_error.
 std::uint32_t range_checksum(caf::actor_system& system, const transfer_host_actor& host,
                              std::uint64_t segment, std::uint64_t offset,
                              std::uint64_t length);
 
-// Stops the route's slicers and lanes.
+// Stops the route's slicers and lanes. Each slicer answers its batches (what was not
+// sent: `unavailable`) once its lanes gave back every group, then quits.
 void close_route(transfer_route& route);
 
 }  // namespace spillway

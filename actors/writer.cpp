@@ -148,7 +148,8 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
   st.catalog = std::move(catalog);
   st.next_sequence = st.options.first_sequence;
   st.file = std::make_unique<bucket_writer>(bucket_writer::options{
-    st.options.dir, st.options.node_id, st.options.use_uring, st.options.refuse_o_direct});
+    st.options.dir, st.options.node_id, st.options.use_uring, st.options.refuse_o_direct,
+    st.options.file_mode});
   // At shutdown the last bucket is sealed, then its puts are answered: the bucket is
   // durable, and recovery publishes it at the next start if the catalog is gone now.
   self->set_exit_handler([self](caf::exit_msg& msg) {

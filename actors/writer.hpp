@@ -22,6 +22,7 @@ struct writer_options {
   std::uint64_t first_sequence = 1;   // of the bucket ids this writer hands out
   bool use_uring = true;
   bool refuse_o_direct = false;       // fault injection
+  unsigned file_mode = 0600;          // of the bucket files
 };
 
 writer_actor spawn_writer(caf::actor_system& system, writer_options options,

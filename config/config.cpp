@@ -54,7 +54,8 @@ enum class kind {
   endpoint,
   ratio,
   list,
-  endpoint_list
+  endpoint_list,
+  octal_mode
 };
 
 struct key_spec {
@@ -115,6 +116,9 @@ constexpr key_spec ratio(sv s, sv n, ratio_ref r, u64 lo, u64 hi, sv doc) {
 constexpr key_spec list(sv s, sv n, list_ref r, sv doc) {
   return {s, n, kind::list, r, 0, 0, {}, doc};
 }
+constexpr key_spec octal_mode(sv s, sv n, u64_ref r, sv doc) {
+  return {s, n, kind::octal_mode, r, 0, 0, {}, doc};
+}
 constexpr key_spec host_ports(sv s, sv n, list_ref r, u64 lo, u64 hi, sv doc) {
   return {s, n, kind::endpoint_list, r, lo, hi, {}, doc};
 }
@@ -147,6 +151,9 @@ constexpr std::array schema = {
          "evict beyond this; 0 = 90 % of the data dir's filesystem"),
     choice(SPILLWAY_KEY(storage, eviction), "fifo|lru", "which bucket goes first when full"),
     boolean(SPILLWAY_KEY(storage, quarantine), "damaged files go to quarantine/, not unlink"),
+    octal_mode(SPILLWAY_KEY(storage, file_mode),
+               "permissions of the files the node creates (the owner reads and writes them, "
+               "nobody else writes); its dir adds x where r is set"),
 
     choice(SPILLWAY_KEY(read, engine), "uring|posix",
            "uring falls back to posix when unusable"),
@@ -203,6 +210,12 @@ constexpr std::array schema = {
     ratio(SPILLWAY_KEY(fault, short_read_rate), 0, 1, "reads that complete short"),
     ratio(SPILLWAY_KEY(fault, corrupt_rate), 0, 1, "reads whose data gets one byte flipped"),
     ratio(SPILLWAY_KEY(fault, ring_submit_failure_rate), 0, 1, "io_uring_submit calls that fail"),
+    ratio(SPILLWAY_KEY(fault, ring_submit_refusal_rate), 0, 1,
+          "io_uring_submit calls refused with EAGAIN"),
+    boolean(SPILLWAY_KEY(fault, fail_ring_reopen),
+            "setting a ring up again after a reset answers ENOMEM"),
+    integer(SPILLWAY_KEY(fault, reader_throw_after_reads), 0, toml_int_max,
+            "a reader's ring loop throws once it has taken this many reads; 0 = never"),
     boolean(SPILLWAY_KEY(fault, fail_registration), "buffer registration answers ENOMEM"),
     boolean(SPILLWAY_KEY(fault, refuse_o_direct), "opens with O_DIRECT answer EINVAL"),
     boolean(SPILLWAY_KEY(fault, refuse_o_direct_reads),
@@ -417,6 +430,8 @@ std::string allowed(const key_spec& key) {
     case kind::list: return "an array of non-empty strings";
     case kind::endpoint_list:
       return "an array of distinct \"host:port\" strings, each with " + port_range(key);
+    case kind::octal_mode:
+      return "octal permissions in a string: \"0600\", \"0640\", \"0604\" or \"0644\"";
   }
   return {};
 }
@@ -452,9 +467,12 @@ private:
   bool read_text(const key_spec& key, const toml::node& node);
   bool read_ratio(const key_spec& key, const toml::node& node);
   bool read_list(const key_spec& key, const toml::node& node);
+  bool read_mode(const key_spec& key, const toml::node& node);
   bool read_item(const key_spec& key, const toml::node& item, std::size_t at,
                  std::vector<std::string>& seen);
   void check_relations();
+  void check_chunk_count();
+  const toml::node* set_later(std::size_t a, std::size_t b) const;
   void resolve_per_core();
   bool fail(toml::source_position at, std::string text);
   bool fail(const toml::node& at, std::string text);
@@ -504,6 +522,7 @@ node_config loader::load(const toml::table& root) {
     }
   }
   check_relations();
+  check_chunk_count();
   resolve_per_core();
   if (problems_.empty()) return config_;
   std::stable_sort(problems_.begin(), problems_.end(), [](const problem& a, const problem& b) {
@@ -551,6 +570,7 @@ void loader::read_key(std::size_t index, const toml::node& node) {
     case kind::ratio: valid_[index] = read_ratio(key, node); break;
     case kind::list:
     case kind::endpoint_list: valid_[index] = read_list(key, node); break;
+    case kind::octal_mode: valid_[index] = read_mode(key, node); break;
   }
 }
 
@@ -640,6 +660,22 @@ bool loader::read_list(const key_spec& key, const toml::node& node) {
   return ok;
 }
 
+// Octal digits in a string, as chmod takes them; the owner must keep read and write (the
+// node's own files) and nobody gets execute, nor write unless the owner.
+bool loader::read_mode(const key_spec& key, const toml::node& node) {
+  const auto* value = node.as_string();
+  if (!value) return wrong_type(key, node);
+  const std::string& text = value->get();
+  std::uint64_t mode = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
+  const bool octal = !text.empty() && text.size() <= 4 && ec == std::errc{} &&
+                     end == text.data() + text.size();
+  if (!octal || mode > 0777 || (mode & 0600) != 0600 || (mode & 0133) != 0)
+    return out_of_range(key, node);
+  std::get<u64_ref>(key.ref)(config_) = mode;
+  return true;
+}
+
 // Appends a valid item to `seen`; endpoint lists also refuse a repeat.
 bool loader::read_item(const key_spec& key, const toml::node& item, std::size_t at,
                        std::vector<std::string>& seen) {
@@ -669,13 +705,40 @@ void loader::check_relations() {
     const std::uint64_t lesser = std::get<u64_ref>(schema[a].ref)(config_);
     const std::uint64_t greater = std::get<u64_ref>(schema[b].ref)(config_);
     if (r.strict ? lesser < greater : lesser <= greater) continue;
-    const toml::node* at = found_[a];
-    if (!at || (found_[b] && at->source().begin < found_[b]->source().begin)) at = found_[b];
+    const toml::node* at = set_later(a, b);
     if (!at) continue;  // both defaults: the defaults are consistent
     fail(*at, std::string(r.lesser) + " (" + format_size(lesser) + ") must be " +
                   (r.strict ? "smaller than " : "at most ") + std::string(r.greater) + " (" +
                   format_size(greater) + ")");
   }
+}
+
+// Of two keys, the node of the one the file sets later; null when it sets neither.
+const toml::node* loader::set_later(std::size_t a, std::size_t b) const {
+  const toml::node* at = found_[a];
+  if (!at || (found_[b] && at->source().begin < found_[b]->source().begin)) at = found_[b];
+  return at;
+}
+
+// Every chunk is a registered buffer of every reader's ring, and io_uring takes at most
+// IORING_MAX_REG_BUFFERS of them: past that, every read would go unregistered.
+void loader::check_chunk_count() {
+  constexpr std::uint64_t registered_buffers_max = 16384;
+  const std::size_t size = key_index("read.arena_size");
+  const std::size_t chunk = key_index("read.arena_chunk");
+  if ((found_[size] && !valid_[size]) || (found_[chunk] && !valid_[chunk])) return;
+  const auto& read = config_.read;
+  const std::uint64_t chunks = (read.arena_size + read.arena_chunk - 1) / read.arena_chunk;
+  if (chunks <= registered_buffers_max) return;
+  const std::uint64_t least = (read.arena_size + registered_buffers_max - 1) /
+                              registered_buffers_max;
+  const toml::node* at = set_later(size, chunk);
+  if (!at) return;  // the defaults make one chunk
+  fail(*at, "read.arena_size (" + format_size(read.arena_size) + ") in read.arena_chunk (" +
+                format_size(read.arena_chunk) + ") pieces is " + std::to_string(chunks) +
+                " chunks, more than the " + std::to_string(registered_buffers_max) +
+                " buffers io_uring registers: make read.arena_chunk at least " +
+                format_size((least + hugepage - 1) / hugepage * hugepage));
 }
 
 void loader::resolve_per_core() {
@@ -703,6 +766,12 @@ std::string value_text(const key_spec& key, node_config& config) {
     case kind::choice:
     case kind::endpoint: return quote(std::get<text_ref>(key.ref)(config));
     case kind::ratio: return format_double(std::get<ratio_ref>(key.ref)(config));
+    case kind::octal_mode: {
+      std::array<char, 8> octal{};
+      std::snprintf(octal.data(), octal.size(), "%04llo",
+                    static_cast<unsigned long long>(std::get<u64_ref>(key.ref)(config)));
+      return quote(octal.data());
+    }
     case kind::list:
     case kind::endpoint_list: {
       std::vector<std::string> quoted;
@@ -727,22 +796,25 @@ std::string key_text(const key_spec& key, const section_spec& section, node_conf
   return doc + (unresolved || gated ? "# " : "") + std::string(key.name) + " = " + value + "\n";
 }
 
-bool read_whole_file(const std::filesystem::path& path, std::string& out, int& error) {
+// A node's file is a few KiB; the bound ends `-c /dev/zero`, which would be read for ever.
+constexpr std::size_t config_bytes_max = MiB;
+
+// Reads `path` into `out`; returns an empty string, or why it cannot.
+std::string read_whole_file(const std::filesystem::path& path, std::string& out) {
   struct closer {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
   const std::unique_ptr<std::FILE, closer> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    error = errno;
-    return false;
-  }
+  if (!file) return std::strerror(errno);
   std::array<char, 65536> buffer{};
   std::size_t got = 0;
   while ((got = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
     out.append(buffer.data(), got);
+    if (out.size() > config_bytes_max)
+      return "larger than " + format_size(config_bytes_max) + ", so not a node's config";
   }
-  error = errno;  // fread on a directory fails with EISDIR, and only ferror says so
-  return std::ferror(file.get()) == 0;
+  // fread on a directory fails with EISDIR, and only ferror says so
+  return std::ferror(file.get()) != 0 ? std::strerror(errno) : std::string{};
 }
 
 }  // namespace
@@ -752,10 +824,8 @@ config_error::config_error(std::vector<std::string> problems)
 
 node_config load_config_file(const std::filesystem::path& path) {
   std::string text;
-  int error = 0;
-  if (!read_whole_file(path, text, error)) {
-    throw config_error({path.string() + ": cannot read config file: " + std::strerror(error)});
-  }
+  if (const auto problem = read_whole_file(path, text); !problem.empty())
+    throw config_error({path.string() + ": cannot read config file: " + problem});
   return load_config_text(text, path.string());
 }
 

@@ -33,6 +33,7 @@ struct storage_section {
   std::string eviction = "fifo";                   // fifo | lru
   std::uint64_t seal_after_ms = 1000;              // ... or when it has been open this long
   bool quarantine = true;                          // damaged files go to quarantine/, not unlink
+  std::uint64_t file_mode = 0600;                  // of its files; the dir: 0700
 
   bool operator==(const storage_section&) const = default;
 
@@ -93,6 +94,10 @@ struct fault_section {
   double short_read_rate = 0;              // reads that complete short
   double corrupt_rate = 0;                 // reads whose data gets one byte flipped
   double ring_submit_failure_rate = 0;     // io_uring_submit calls that fail
+  double ring_submit_refusal_rate = 0;     // io_uring_submit calls refused with EAGAIN
+  bool fail_ring_reopen = false;           // setting a ring up again after a reset fails
+  std::uint64_t reader_throw_after_reads = 0;  // a reader's ring loop throws once it has taken
+                                              // this many reads; 0 = never
   bool fail_registration = false;          // buffer registration answers ENOMEM
   bool refuse_o_direct = false;            // opens with O_DIRECT answer EINVAL
   bool refuse_o_direct_reads = false;      // reads of O_DIRECT bucket files answer EINVAL

@@ -61,18 +61,26 @@ typename Inspector::result_type inspect(Inspector& f, buffer_table& x) {
   return f(x.source_ring_fd, x.addresses, x.sizes);
 }
 
+// fence: answered with the reader's index once every read it was sent before the fence
+// has completed or been dropped, so that no kernel read of those items can still write
+// to their extents.
 using reader_actor = caf::typed_actor<
   caf::replies_to<stats_atom>::with<reader_stats>,
   caf::reacts_to<read_atom, read_client, std::vector<read_item>>,
-  caf::replies_to<adopt_atom, buffer_table>::with<std::int32_t>>;
+  caf::replies_to<adopt_atom, buffer_table>::with<std::int32_t>,
+  caf::replies_to<fence_atom>::with<std::uint32_t>>;
 
 // -- the registrar ---------------------------------------------------------------
 
 // add(chunk, address, size): the arena has populated a chunk; register it.
 // join(reader): a reader (new, restarted or reset) needs the table.
+// fence: answered, with how many readers answered theirs, once every reader it knows
+// has passed a fence (a reader gone in the meantime drained its ring before it went):
+// no read sent before can still write to the arena.
 using registrar_actor = caf::typed_actor<
   caf::reacts_to<caf::add_atom, std::uint32_t, std::uint64_t, std::uint64_t>,
-  caf::reacts_to<caf::join_atom, reader_actor>>;
+  caf::reacts_to<caf::join_atom, reader_actor>,
+  caf::replies_to<fence_atom>::with<std::uint32_t>>;
 
 // -- the arena -------------------------------------------------------------------
 
@@ -94,6 +102,9 @@ typename Inspector::result_type inspect(Inspector& f, arena_grant& x) {
 // answered when all of them fit at once, so that two callers who must hold all their
 // values together never each hold a part and wait for the other; sizes that would not
 // fit even an empty arena are left out (the grant covers the longest prefix that does).
+// The batch that asked holds a lease from its grant until ready; a batch that goes
+// away before (it died mid-read) has its leases back only after a fence of every
+// reader (the registrar's), since reads into them may still be in flight.
 // ready(lease, holder): the data is in and `holder` (the batch's caller) may read it
 // until it releases the lease or goes away (monitored). A holder in another process
 // can vanish without a word, so its lease also expires after read.lease_ms.

@@ -19,6 +19,8 @@ struct reader_stats {
   std::uint64_t reads_fixed = 0;
   std::uint64_t reads_plain = 0;
   std::uint64_t ring_resets = 0;       // ring-level failures recovered from
+  std::uint64_t short_reads = 0;       // reads that came back short and went again
+  std::int32_t ring_errno = 0;         // why the ring was given up for pread; 0 = it was not
   // Window occupancy: time with at least one read in flight, and the integral of reads
   // in flight over time; in_flight_ns / busy_ns is the mean window while busy.
   std::uint64_t busy_ns = 0;
@@ -28,8 +30,8 @@ struct reader_stats {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, reader_stats& x) {
   return f(x.index, x.engine, x.ring_flags, x.wakeups, x.registered_chunks,
-           x.registration_errno, x.reads_fixed, x.reads_plain, x.ring_resets, x.busy_ns,
-           x.in_flight_ns);
+           x.registration_errno, x.reads_fixed, x.reads_plain, x.ring_resets, x.short_reads,
+           x.ring_errno, x.busy_ns, x.in_flight_ns);
 }
 
 struct node_stats {
@@ -52,12 +54,13 @@ struct catalog_stats {
   std::uint64_t evicted_buckets = 0;
   std::uint64_t evicted_keys = 0;
   bool reads_buffered = false;       // O_DIRECT was refused: reads go through the page cache
+  std::uint64_t o_direct_refusals = 0;  // told by a bucket (its open) or a batch (a read)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
   return f(x.keys, x.live_bytes, x.buckets, x.file_bytes, x.garbage_bytes, x.quota_bytes,
-           x.evicted_buckets, x.evicted_keys, x.reads_buffered);
+           x.evicted_buckets, x.evicted_keys, x.reads_buffered, x.o_direct_refusals);
 }
 
 struct arena_stats {

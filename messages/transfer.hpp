@@ -40,11 +40,12 @@ struct transfer_reply {
   std::uint64_t slices = 0;
   std::uint64_t slicing_ns = 0;      // time spent cutting and posting
   std::uint64_t first_slice_ns = 0;  // submit -> a transport starts the first slice
+  std::uint64_t slices_retried = 0;  // failed on a lane (or with it) and sent to the next
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, transfer_reply& x) {
-  return f(x.statuses, x.slices, x.slicing_ns, x.first_slice_ns);
+  return f(x.statuses, x.slices, x.slicing_ns, x.first_slice_ns, x.slices_retried);
 }
 
 // What a segment owner tells a peer: its segments, where its tcp lanes connect, and
@@ -73,13 +74,19 @@ using slicer_actor =
   caf::typed_actor<caf::replies_to<transfer_atom, transfer_batch>::with<transfer_reply>,
                    caf::reacts_to<caf::update_atom, std::vector<segment_descriptor>>>;
 
-// checksum(segment, offset, length): crc32c of that range, or an error. connect: the
+// A checksum request covers at most this: the owner computes it on a scheduler thread
+// (a few ms at this size), for any peer that asks.
+constexpr std::uint64_t checksum_length_max = 64ull << 20;
+
+// checksum(segment, offset, length, crc): `crc` (a crc32c of earlier bytes, 0 for none)
+// extended over that range, or an error (a range longer than checksum_length_max
+// included). connect: the
 // rdma handshake, handed to the owner's rdma host; an error where the owner's
 // transport is not rdma.
 using transfer_host_actor = caf::typed_actor<
   caf::replies_to<describe_atom>::with<transfer_peer_info>,
-  caf::replies_to<checksum_atom, std::uint64_t, std::uint64_t, std::uint64_t>::with<
-    std::uint32_t>,
+  caf::replies_to<checksum_atom, std::uint64_t, std::uint64_t, std::uint64_t,
+                  std::uint32_t>::with<std::uint32_t>,
   caf::replies_to<caf::connect_atom, rdma_qp_info>::with<rdma_qp_info>>;
 
 }  // namespace spillway

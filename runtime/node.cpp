@@ -42,6 +42,7 @@
 #include "runtime/rdma/rdma_devices.hpp"
 #include "runtime/rdma/rdma_selection.hpp"
 #include "runtime/storage/recovery.hpp"
+#include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
 
@@ -101,9 +102,9 @@ void check_transport(const transfer_section& transfer) {
   }
 }
 
-void lock_data_dir(std::optional<data_dir_lock>& lock, const std::string& dir) {
+void lock_data_dir(std::optional<data_dir_lock>& lock, const storage_section& storage) {
   try {
-    lock.emplace(dir);
+    lock.emplace(storage.data_dir, static_cast<mode_t>(storage.file_mode));
   } catch (const std::exception& e) {
     throw startup_error(std::string{"storage.data_dir: "} + e.what());
   }
@@ -126,9 +127,12 @@ std::uint64_t first_sequence(const recovered_store& recovered) {
                                  static_cast<std::uint64_t>(now.count()));
 }
 
-recovered_store recover(const storage_section& storage) {
+// `room`: what the bucket files and quarantine/ may take together.
+recovered_store recover(const storage_section& storage, std::uint64_t room) {
   const auto start = std::chrono::steady_clock::now();
-  auto recovered = recover_data_dir(storage.data_dir, storage.quarantine);
+  auto recovered = recover_data_dir(
+    storage.data_dir,
+    {storage.quarantine, room, dir_mode_for(static_cast<mode_t>(storage.file_mode))});
   std::size_t keys = 0;
   for (const auto& b : recovered.buckets) keys += b.index.entries.size();
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
@@ -206,15 +210,20 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   configure_logging(config.node.log_level, config.node.log_format);
   check_transport(config.transfer);
   raise_open_file_limit();
-  lock_data_dir(i.lock, config.storage.data_dir);
+  lock_data_dir(i.lock, config.storage);
   i.config = std::move(config);
   const auto& c = i.config;
-  auto recovered = recover(c.storage);
+  const auto quota = resolve_quota(c.storage);
+  const auto open_bucket_room = c.storage.bucket_size_limit;  // kept free for the writer
+  auto recovered = recover(c.storage, quota - std::min(quota, open_bucket_room));
   const writer_options writing{c.storage.data_dir,     c.node.id,
                                c.storage.bucket_size_limit, c.storage.bucket_keys_limit,
                                c.storage.seal_after_ms, first_sequence(recovered),
-                               c.read.engine == "uring", c.fault.refuse_o_direct};
-  const catalog_options cataloging{resolve_quota(c.storage), c.storage.bucket_size_limit,
+                               c.read.engine == "uring", c.fault.refuse_o_direct,
+                               static_cast<unsigned>(c.storage.file_mode)};
+  // quarantine/ takes its share of the quota as if it were part of the open bucket.
+  const catalog_options cataloging{c.storage.data_dir, quota,
+                                   open_bucket_room + recovered.quarantine_bytes,
                                    c.storage.eviction == "lru", c.fault.refuse_o_direct};
 
   configure_actor_system(i.caf_config, c.node.scheduler_threads);

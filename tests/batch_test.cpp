@@ -20,6 +20,7 @@
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/recovery.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -27,19 +28,20 @@ namespace spillway {
 namespace {
 
 // Takes reads and never answers; tells `witness` how many it took.
-reader_actor::behavior_type black_hole(reader_actor::pointer, caf::actor witness) {
+reader_actor::behavior_type black_hole(reader_actor::pointer self, caf::actor witness) {
   return {
     [](stats_atom) { return reader_stats{}; },
     [witness](read_atom, const read_client&, const std::vector<read_item>& items) {
       caf::anon_send(witness, caf::ok_atom_v, items.size());
     },
     [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
+    [self](fence_atom) { return self->make_response_promise<std::uint32_t>(); },  // never
   };
 }
 
 // Twelve values written through a node, then the read path's actors over the same
 // files, with no node around them: the test chooses the readers.
-struct batch_fixture {
+struct batch_fixture : test::node_leaks {
   test::temp_dir dir;
   node_config config = test::private_node(dir.path());
   std::vector<std::string> keys;
@@ -63,11 +65,12 @@ struct batch_fixture {
       auto acked = writer.put(keys, std::move(values));
       writer.flush();
       for (const auto& s : acked.get()) REQUIRE(s.ok());
+      check_arena(writer);
     }
     system = std::make_unique<caf::actor_system>(configure_actor_system(caf_config));
     self = std::make_unique<caf::scoped_actor>(*system);
-    catalog = spawn_catalog(*system, {1ull << 40, 0, false, false},
-                            recover_data_dir(dir.path(), true));
+    catalog = spawn_catalog(*system, {dir.path(), 1ull << 40, 0, false, false},
+                            recover_data_dir(dir.path(), {}));
     registrar = spawn_registrar(*system, 1);
     arena = spawn_arena(*system, config.read, registrar);
   }

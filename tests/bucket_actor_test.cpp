@@ -3,10 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -14,6 +18,7 @@
 #include "actors/bucket.hpp"
 #include "actors/file_remover.hpp"
 #include "tests/det_fixture.hpp"
+#include "tests/log_capture.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -22,7 +27,7 @@ namespace {
 struct bucket_fixture : test::det_fixture {
   test::temp_dir dir;
   std::filesystem::path path = dir.path() / "0001000000000007.bucket";
-  file_remover_actor remover = spawn_file_remover(system, false);
+  file_remover_actor remover = spawn_file_remover(system, dir.path(), false);
   bucket_actor bucket;
 
   bucket_fixture() {
@@ -145,6 +150,35 @@ TEST_CASE_FIXTURE(bucket_fixture, "refused O_DIRECT falls back to a buffered fil
   handle.receive([&](pinned_file& f) { CHECK(!f.direct); CHECK(f.fd >= 0); },
                  [&](caf::error& err) { FAIL("pin: " << to_string(err)); });
   caf::anon_send_exit(buffered, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
+// Issue 18, item 6: a FIFO swapped in under a bucket's name after recovery blocked the
+// bucket's open, and with it a scheduler thread, until someone opened the FIFO to write.
+TEST_CASE_FIXTURE(bucket_fixture, "a FIFO under a bucket's name fails its pins, never blocks") {
+  const auto fifo = dir.path() / "0001000000000009.bucket";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  test::log_capture log{"info"};
+  auto swapped = spawn_bucket(system, {}, remover, 9, fifo, false);
+  auto opening = std::async(std::launch::async, [this] { sched.run(); });
+  // A bound for a hung open, not a synchronisation: refusing a FIFO waits for nothing.
+  const bool answered = opening.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  if (!answered) {  // a writer lets every blocked open of the FIFO return, so the test ends
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    opening.wait();
+    if (writer >= 0) ::close(writer);
+  }
+  CHECK_MESSAGE(answered, "the bucket's open blocked on a FIFO");
+  auto handle = self->request(swapped, caf::infinite, pin_atom_v, 1u);
+  sched.run();
+  handle.receive(
+    [&](pinned_file& f) {
+      CHECK_MESSAGE(f.fd == -1, "a FIFO was pinned as a bucket file");
+      CHECK(f.open_errno != 0);
+    },
+    [&](caf::error& err) { FAIL("pin: " << to_string(err)); });
+  CHECK(log.count("open " + fifo.string()) == 1);
+  caf::anon_send_exit(swapped, caf::exit_reason::user_shutdown);
   sched.run();
 }
 

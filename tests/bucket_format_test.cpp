@@ -12,6 +12,7 @@
 #include "runtime/storage/bucket_file.hpp"
 #include "runtime/storage/bucket_format.hpp"
 #include "runtime/storage/crc32c.hpp"
+#include "runtime/storage/printable_key.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -173,6 +174,51 @@ TEST_CASE("a bucket file truncated at any page boundary is rejected whole") {
   }
   write_file(path, file, file.size() - 1);
   CHECK(!read_bucket_index(path, index).empty());
+}
+
+// Issue 18, item 7: a footer with a valid crc and an index size near 2^64 wrapped
+// align_up and sized the index allocation ("cannot create std::vector larger than
+// max_size()"), so the file threw out of recovery instead of being refused.
+TEST_CASE("a footer whose index size wraps the layout check is refused, not allocated") {
+  test::temp_dir dir;
+  bucket_image image;
+  image.add("a", value_bytes(100, 1));
+  auto file = image.seal();
+  bf::footer f;
+  REQUIRE(bf::decode_footer(std::span{file}.last(bf::page_size), f).empty());
+  f.index_offset = file.size() - bf::page_size;  // align_up(index_size) wraps to 0
+  f.index_size = UINT64_MAX - 100;
+  bf::encode_footer(f, std::span{file}.last(bf::page_size));
+  const auto path = dir.path() / bucket_file_name(image.header.bucket_id);
+  write_file(path, file, file.size());
+  bucket_index index;
+  bucket_problem problem;
+  REQUIRE_NOTHROW(problem = read_bucket_index(path, index));
+  CHECK(problem.damaged);
+  CHECK_MESSAGE(problem.what.find("index size") != std::string::npos, problem.what);
+}
+
+// Issue 18, item 7: an entry at offset 2^64-4096 wrapped `offset + record size` below
+// the index offset and passed; its read then failed with EINVAL.
+TEST_CASE("an index entry whose offset wraps the record bounds is refused") {
+  test::temp_dir dir;
+  bucket_image image;
+  image.add("a", value_bytes(100, 1)).add("b", value_bytes(100, 2));
+  image.entries[1].offset = UINT64_MAX - bf::page_size + 1;
+  const auto file = image.seal();
+  const auto path = dir.path() / bucket_file_name(image.header.bucket_id);
+  write_file(path, file, file.size());
+  bucket_index index;
+  const auto problem = read_bucket_index(path, index);
+  CHECK(problem.damaged);
+  CHECK_MESSAGE(problem.what.find("index entry for 'b'") != std::string::npos, problem.what);
+}
+
+TEST_CASE("printable_key escapes every byte a terminal or a log could act on") {
+  CHECK(printable_key("layer-3/block 17") == "layer-3/block 17");
+  CHECK(printable_key(std::string_view{"a\nb\x1b[2J\\\x7f\xc3\xa9\0", 12}) ==
+        "a\\x0ab\\x1b[2J\\\\\\x7f\\xc3\\xa9\\x00");
+  CHECK(printable_key("\\x0a") != printable_key("\n"));  // escaping stays unambiguous
 }
 
 TEST_CASE("bucket file names carry the id") {

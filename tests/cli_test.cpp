@@ -13,6 +13,8 @@
 #include "config/config.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
+#include "tests/crafted_bucket.hpp"
+#include "tests/skip.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -68,6 +70,18 @@ TEST_CASE("a missing config file is a one-line error and exit 2") {
   CHECK(r.out.empty());
 }
 
+// Issue 18, item 10: `-c /dev/zero` was read for ever, its buffer growing until the
+// memory ran out.
+TEST_CASE("a config file that never ends is refused at a size bound") {
+  test::child_process config{{SPILLWAY_BINARY, "config", "--print", "-c", "/dev/zero"}};
+  // A bound for a hung child, not a synchronisation: the refusal comes at once.
+  const bool refused = config.wait_for_stderr("/dev/zero", std::chrono::seconds(30));
+  CHECK_MESSAGE(refused, "spillway config still reading /dev/zero, or died: ", config.err());
+  if (!refused) return;  // the child is killed with `config`
+  CHECK(config.finish() == 2);
+  CHECK(config.err().find("larger than") != std::string::npos);
+}
+
 TEST_CASE("an invalid config names file and line and column and key and exits 2") {
   test::temp_dir dir;
   const auto path = write_file(dir, "bad.toml", "[read]\nwindow = 0\n");
@@ -113,8 +127,7 @@ TEST_CASE("serve stops cleanly with exit 0 on SIGTERM and on SIGINT") {
 
 TEST_CASE("doctor exits 1 when the config asks for rdma on a machine without it") {
   if (!list_rdma_devices().names.empty()) {
-    MESSAGE("skipped: this machine has an RDMA device");
-    return;
+    return test::skip_test("this machine has an RDMA device");
   }
   test::temp_dir dir;
   const auto path = write_file(dir, "rdma.toml",
@@ -188,6 +201,81 @@ TEST_CASE("inspect --verify names a damaged record and get names the corrupt key
   CHECK(get.err.find("victim: corrupt") != std::string::npos);
 }
 
+// Issue 18, item 7: a footer with a valid crc and an index size near 2^64 made the
+// node, get, put and inspect all exit with "cannot create std::vector larger than
+// max_size()" until someone deleted the file by hand.
+TEST_CASE("a crafted index size is a damaged file to inspect, get and put, not a crash") {
+  test::temp_dir dir;
+  const auto data = dir.path() / "data";
+  const auto value = std::string(10000, 'g');
+  for (const char* key : {"good", "victim"})
+    REQUIRE(run_spillway({"put", key, write_file(dir, "v", value), "--data-dir", data.string()})
+              .exit_code == 0);
+  std::filesystem::path victim;
+  for (const auto& e : std::filesystem::directory_iterator{data}) {
+    bucket_index index;
+    if (read_bucket_index(e.path(), index).empty() && index.entries[0].key == "victim")
+      victim = e.path();
+  }
+  REQUIRE(!victim.empty());
+  test::recraft_bucket(victim, [](bucket_index& b) {
+    b.footer.index_offset = b.file_size - bucket_format::page_size;
+    b.footer.index_size = UINT64_MAX - 100;
+  });
+  const auto inspect = run_spillway({"inspect", "--data-dir", data.string()});
+  CHECK(inspect.exit_code == 1);
+  CHECK_MESSAGE(inspect.out.find("damaged " + victim.filename().string()) != std::string::npos,
+                inspect.out, inspect.err);
+  CHECK(inspect.out.find("index size") != std::string::npos);
+  const auto get = run_spillway({"get", "good", "--data-dir", data.string()});
+  CHECK_MESSAGE(get.exit_code == 0, get.err);
+  CHECK((get.out == value));
+  CHECK(run_spillway({"put", "after", write_file(dir, "v", value), "--data-dir", data.string()})
+          .exit_code == 0);
+}
+
+// Issue 18, item 9: keys reached the logs and the terminal unescaped, so a key holding a
+// newline forged a log line and one holding ANSI escapes drove the terminal. Here the
+// keys pass every place that prints one: the batch's log of a corrupt record, the
+// recovery log and inspect's line for a damaged index, inspect --verify's bad record
+// and get's error line.
+TEST_CASE("a key with a newline and escapes is printed escaped everywhere") {
+  test::temp_dir dir;
+  const auto data = dir.path() / "data";
+  const std::string forged = "\n2026-01-01T00:00:00.000 info forged";
+  const std::string corrupt_key = "corrupt" + forged + "\x1b[2J";
+  const std::string damaged_key = "damaged" + forged + "\x1b[2J";
+  for (const auto& key : {corrupt_key, damaged_key})
+    REQUIRE(run_spillway({"put", key, write_file(dir, "v", std::string(10000, 'v')),
+                          "--data-dir", data.string()}).exit_code == 0);
+  for (const auto& e : std::filesystem::directory_iterator{data}) {
+    bucket_index index;
+    if (!read_bucket_index(e.path(), index).empty()) continue;
+    if (index.entries[0].key == damaged_key) {
+      test::recraft_bucket(e.path(), [](bucket_index& b) {
+        b.entries[0].offset = UINT64_MAX - bucket_format::page_size + 1;
+      });
+    } else {
+      std::fstream f{e.path(), std::ios::in | std::ios::out | std::ios::binary};
+      f.seekp(static_cast<std::streamoff>(index.entries[0].offset + 24 + corrupt_key.size()));
+      f.put('w');
+    }
+  }
+  const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data.string()});
+  const auto get = run_spillway({"get", corrupt_key, "--data-dir", data.string()});
+  CHECK(get.exit_code == 1);
+  for (const auto& printed : {inspect.out, get.err}) {
+    CHECK_MESSAGE(printed.find(forged) == std::string::npos, printed);
+    CHECK(printed.find('\x1b') == std::string::npos);
+  }
+  const std::string escaped = "\\x0a2026-01-01T00:00:00.000 info forged\\x1b[2J";
+  CHECK(inspect.out.find("damaged" + escaped) != std::string::npos);  // the index entry
+  CHECK(inspect.out.find("corrupt" + escaped) != std::string::npos);  // the bad record
+  CHECK(get.err.find("damaged" + escaped) != std::string::npos);      // the recovery log
+  CHECK(get.err.find("batch: key 'corrupt" + escaped) != std::string::npos);
+  CHECK(get.err.find("spillway get: corrupt" + escaped + ": corrupt") != std::string::npos);
+}
+
 TEST_CASE("the store commands refuse a data dir that a running node holds") {
   test::temp_dir dir;
   test::child_process serve{{SPILLWAY_BINARY, "serve", "-c", serve_config(dir)}};
@@ -231,10 +319,8 @@ TEST_CASE("a bad size names its option") {
 }
 
 TEST_CASE("bench --plot draws the figures as a PNG beside their json") {
-  if (::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0) {
-    MESSAGE("skipped: python3-matplotlib is not installed");
-    return;
-  }
+  if (::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0)
+    return test::skip_test("python3-matplotlib is not installed");
   test::temp_dir dir;
   const auto png = dir.path() / "write.png";
   const auto r = run_spillway({"bench", "write", "--object-size", "1MiB", "--total", "8MiB",

@@ -94,6 +94,7 @@ seal_after_ms = 250
 max_total_size = "2 TiB"
 eviction = "lru"
 quarantine = false
+file_mode = "0640"
 
 [read]
 engine = "posix"
@@ -161,6 +162,7 @@ TEST_SUITE("config") {
     CHECK(c.storage.max_total_size == std::uint64_t{2} << 40);
     CHECK(c.storage.eviction == "lru");
     CHECK_FALSE(c.storage.quarantine);
+    CHECK(c.storage.file_mode == 0640);
     CHECK(c.read.engine == "posix");
     CHECK(c.read.mode == "group");
     CHECK(c.read.readers == 6);
@@ -344,6 +346,14 @@ TEST_SUITE("config") {
           "\"warn\", \"error\", \"off\", got \"INFO\"");
   }
 
+  TEST_CASE("a file mode that others could write, or the node could not, is refused") {
+    for (const char* mode : {"0666", "0660", "0400", "0700", "0755", "600x", "", "01600"})
+      CHECK_MESSAGE(problem_of("[storage]\nfile_mode = \"" + std::string{mode} + "\"\n")
+                      .find("storage.file_mode: must be octal permissions") != std::string::npos,
+                    mode);
+    CHECK(load_config_text("[storage]\nfile_mode = \"644\"\n", "t").storage.file_mode == 0644);
+  }
+
   TEST_CASE("contradicting keys are both named at the one set later") {
     CHECK(problem_of("[read]\narena_size = \"64MiB\"\narena_chunk = \"128MiB\"\n") ==
           "node.toml:3:15: read.arena_chunk (128MiB) must be at most read.arena_size (64MiB)");
@@ -358,6 +368,21 @@ TEST_SUITE("config") {
     const node_config c = load_config_text(
         "[read]\narena_size = \"64MiB\"\narena_chunk = \"64MiB\"\n", "node.toml");
     CHECK(c.read.arena_chunk == 64 * MiB);
+  }
+
+  // 64 GiB in 2 MiB chunks would be 32768 chunks, each a registered buffer of every ring.
+  TEST_CASE("an arena cut into more chunks than io_uring registers buffers is refused") {
+    CHECK(problem_of("[read]\narena_size = \"64GiB\"\narena_chunk = \"2MiB\"\n") ==
+          "node.toml:3:15: read.arena_size (64GiB) in read.arena_chunk (2MiB) pieces is 32768 "
+          "chunks, more than the 16384 buffers io_uring registers: make read.arena_chunk at "
+          "least 4MiB");
+    CHECK(problem_of("[read]\narena_chunk = \"2MiB\"\narena_size = \"33GiB\"\n") ==
+          "node.toml:3:14: read.arena_size (33GiB) in read.arena_chunk (2MiB) pieces is 16896 "
+          "chunks, more than the 16384 buffers io_uring registers: make read.arena_chunk at "
+          "least 4MiB");
+    const node_config c = load_config_text(
+        "[read]\narena_size = \"32GiB\"\narena_chunk = \"2MiB\"\n", "node.toml");
+    CHECK(c.read.arena_size / c.read.arena_chunk == 16384);
   }
 
   TEST_CASE("fault keys are refused unless fault.enabled is true") {

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
@@ -13,6 +14,7 @@
 
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -38,9 +40,20 @@ std::vector<std::string> acked_keys(const std::string& out) {
   return keys;
 }
 
+// The names of the bucket files recovery set aside in quarantine/. A bucket is published
+// by its rename to .bucket, after it was synced: only .tmp files may ever be set aside.
+std::string quarantined_buckets(const std::filesystem::path& data_dir) {
+  std::string found;
+  std::error_code none_yet;
+  for (const auto& entry : std::filesystem::directory_iterator{data_dir / "quarantine", none_yet})
+    if (entry.path().extension() == ".bucket") found += entry.path().filename().string() + " ";
+  return found;
+}
+
 TEST_SUITE("crash") {
 
-TEST_CASE("kill -9 during puts loses no acknowledged key and tears no bucket") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "kill -9 during puts loses no acknowledged key and tears no bucket") {
   const auto seed = crash_seed();
   INFO("replay with SPILLWAY_CRASH_SEED=" << seed);
   std::mt19937_64 random{seed};
@@ -72,6 +85,7 @@ TEST_CASE("kill -9 during puts loses no acknowledged key and tears no bucket") {
     INFO("round " << round << ": " << round_acked.size() << " acked before the kill");
 
     node n{config};
+    CHECK(quarantined_buckets(data_dir) == "");
     std::vector<std::string> keys;
     for (const auto& [k, s] : acked) keys.push_back(k);
     const auto got = n.read_values(keys);
@@ -90,6 +104,7 @@ TEST_CASE("kill -9 during puts loses no acknowledged key and tears no bucket") {
       CHECK_MESSAGE(maybe[i].value == generated_value(value_size, round_seed, unacked[i]),
                     unacked[i]);  // sealed before the kill, answered too late: whole
     }
+    check_arena(n);
     n.stop();
     const auto inspect = test::run_spillway({"inspect", "--verify", "--data-dir", data_dir});
     REQUIRE_MESSAGE(inspect.exit_code == 0, inspect.out, inspect.err);

@@ -20,6 +20,7 @@
 #include "runtime/doctor.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
+#include "tests/skip.hpp"
 
 namespace fs = std::filesystem;
 using namespace spillway;
@@ -112,8 +113,7 @@ TEST_CASE("probe_direct_io on a missing subdir probes the nearest existing paren
 
 TEST_CASE("probe_direct_io on /dev/shm names tmpfs and agrees with a direct open") {
   if (!fs::is_directory("/dev/shm")) {
-    MESSAGE("skipped: no /dev/shm");
-    return;
+    return test::skip_test("no /dev/shm");
   }
   const temp_dir dir("/dev/shm");
   const direct_io_probe probe = probe_direct_io(dir.path());
@@ -138,8 +138,7 @@ TEST_CASE("probe_uring sets up rings on this machine") {
   std::ifstream sysctl("/proc/sys/kernel/io_uring_disabled");
   int disabled = 0;
   if (sysctl >> disabled && disabled != 0) {
-    MESSAGE("skipped: kernel.io_uring_disabled = " << disabled);
-    return;
+    return test::skip_test("kernel.io_uring_disabled = " + std::to_string(disabled));
   }
   const uring_probe probe = probe_uring();
   CHECK(probe.usable());
@@ -182,8 +181,7 @@ TEST_CASE("probe_hugepages reads the pool and the THP mode") {
 
 TEST_CASE("run_doctor fails transport rdma without an RDMA device") {
   if (!list_rdma_devices().names.empty()) {
-    MESSAGE("skipped: this machine has an RDMA device");
-    return;
+    return test::skip_test("this machine has an RDMA device");
   }
   const temp_dir dir("/var/tmp");
   node_config config = config_in(dir.path() / "data");

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -14,11 +15,15 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
+#include "actors/arena.hpp"
+#include "actors/registrar.hpp"
 #include "messages/node.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/bucket_format.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 #include "tools/generated_value.hpp"
@@ -87,7 +92,8 @@ struct one_mib_records {
 
 TEST_SUITE("lease") {
 
-TEST_CASE("views held past read.lease_ms stay exact while other batches churn the arena") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "views held past read.lease_ms stay exact while other batches churn the arena") {
   one_mib_records store{8, [](node_config& c) { c.read.lease_ms = 20; }};
   const auto held_keys = store.slice(0, 4);
   const auto held = store.n->get_batch(held_keys);
@@ -104,7 +110,8 @@ TEST_CASE("views held past read.lease_ms stay exact while other batches churn th
   CHECK(s.leases == 1);
 }
 
-TEST_CASE("two batches whose values must be held together never each hold a part") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "two batches whose values must be held together never each hold a part") {
   // Before: a grant covered what fitted and the batch asked again for the rest, so
   // two batches could each hold half the arena and wait for the other until
   // read.timeout_ms failed their keys as timeout.
@@ -127,20 +134,21 @@ TEST_CASE("two batches whose values must be held together never each hold a part
   for (auto& t : callers) t.join();
   for (std::size_t c = 0; c < 2; ++c)
     for (const auto& s : statuses[c]) CHECK_MESSAGE(s.ok(), "caller ", c, ": ", to_string(s));
-  const auto s = store.n->read_stats();
-  CHECK(s.leases == 0);
-  CHECK(s.free_bytes == s.ready_bytes);
+  check_arena(*store.n);
 }
 
-TEST_CASE("a view batch bigger than the whole arena fails what cannot fit as too_large at once") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a view batch bigger than the whole arena fails what cannot fit as too_large at once") {
   one_mib_records store{10, [](node_config& c) { c.read.timeout_ms = 60000; }};
   const auto started = std::chrono::steady_clock::now();
-  const auto got = store.n->get_batch(store.keys);  // 10 MiB through 8
+  auto got = store.n->get_batch(store.keys);  // 10 MiB through 8
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
   REQUIRE(got.values().size() == 10);
   for (std::size_t k = 0; k < 10; ++k)
     CHECK_MESSAGE(got.values()[k].status.error == (k < 8 ? key_error::none : key_error::too_large),
                   store.keys[k], ": ", to_string(got.values()[k].status));
+  got.release();
+  check_arena(*store.n);
 }
 
 // A node published on a free port, and an actor system of "another process" asking it.
@@ -171,7 +179,8 @@ struct remote_holder {
 
 void publish(node_config& config) { config.node.listen = "127.0.0.1:0"; }
 
-TEST_CASE("a lease held from another process expires after read.lease_ms") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a lease held from another process expires after read.lease_ms") {
   one_mib_records store{4, [](node_config& c) {
                           publish(c);
                           c.read.lease_ms = 20;
@@ -184,9 +193,11 @@ TEST_CASE("a lease held from another process expires after read.lease_ms") {
   CHECK(s.expired >= 1);
   CHECK(s.abandoned == 0);  // the holder is still there: the clock took them back
   store.check_exact(store.n->get_batch(store.keys), store.keys);
+  check_arena(*store.n);
 }
 
-TEST_CASE("a holder in another process that goes away gives its leases back") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a holder in another process that goes away gives its leases back") {
   one_mib_records store{4, publish};
   std::optional<remote_holder> holder{store.n->listen_port()};
   REQUIRE(!holder->get(store.keys).leases.empty());
@@ -196,6 +207,79 @@ TEST_CASE("a holder in another process that goes away gives its leases back") {
   CHECK(s.leases == 0);
   CHECK(s.abandoned >= 1);
   CHECK(s.expired == 0);  // lease_ms is 5 s: the monitor, not the clock, took them back
+  check_arena(*store.n);
+}
+
+// A reader that reads nothing and holds every fence until it is told `ok`: it stands
+// for a reader whose reads into a lease are still in flight.
+using held_fence_reader = reader_actor::extend<caf::reacts_to<caf::ok_atom>>;
+
+struct held_fence_state {
+  std::shared_ptr<std::promise<void>> fenced;  // set when a fence arrives
+  std::vector<caf::typed_response_promise<std::uint32_t>> held;
+};
+
+held_fence_reader::behavior_type held_fence(held_fence_reader::stateful_pointer<held_fence_state> self,
+                                            std::shared_ptr<std::promise<void>> fenced) {
+  self->state.fenced = std::move(fenced);
+  return {
+    [](stats_atom) { return reader_stats{}; },
+    [](read_atom, const read_client&, const std::vector<read_item>&) {},
+    [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
+    [self](fence_atom) {
+      self->state.held.push_back(self->make_response_promise<std::uint32_t>());
+      self->state.fenced->set_value();
+      return self->state.held.back();
+    },
+    [self](caf::ok_atom) {
+      for (auto& p : self->state.held) p.deliver(std::uint32_t{0});
+    },
+  };
+}
+
+// Issue 12, item 9: a batch that died between its grant and its finish left its extents
+// lent for good. They come back, but only once no reader can still write into them.
+TEST_CASE("a batch that goes mid-read has its extents back after the readers' fence, not before") {
+  caf::actor_system_config config;
+  configure_actor_system(config);
+  caf::actor_system system{config};
+  read_section read;
+  read.arena_size = 4 * mib;
+  read.arena_chunk = 4 * mib;
+  read.arena_pages = "plain";
+  auto registrar = spawn_registrar(system, 1);
+  auto fenced = std::make_shared<std::promise<void>>();
+  auto reader = system.spawn(held_fence, fenced);
+  caf::anon_send(registrar, caf::join_atom_v, caf::actor_cast<reader_actor>(reader));
+  auto arena = spawn_arena(system, read, registrar);
+  caf::scoped_actor self{system};
+  auto stats = [&] {
+    arena_stats s;
+    self->request(arena, std::chrono::seconds(10), stats_atom_v)
+      .receive([&](arena_stats& got) { s = got; },
+               [&](caf::error& err) { FAIL("arena stats: " << system.render(err)); });
+    return s;
+  };
+  {
+    caf::scoped_actor batch{system};  // asks, is granted, and goes without a word
+    batch->request(arena, std::chrono::seconds(30), alloc_atom_v,
+                   std::vector<std::uint64_t>{mib}, true)
+      .receive([](arena_grant& g) { CHECK(g.extents.size() == 1); },
+               [&](caf::error& err) { FAIL("alloc: " << system.render(err)); });
+  }
+  REQUIRE(fenced->get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  auto s = stats();
+  CHECK(s.leases == 1);  // a read may still be in flight: not lent again yet
+  CHECK(s.free_bytes + mib <= s.ready_bytes);
+  caf::anon_send(reader, caf::ok_atom_v);  // the reads completed
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((s = stats()).leases != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  CHECK(s.leases == 0);
+  CHECK(s.abandoned == 1);
+  for (auto a : {caf::actor_cast<caf::actor>(arena), caf::actor_cast<caf::actor>(registrar),
+                 caf::actor_cast<caf::actor>(reader)})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 }  // TEST_SUITE

@@ -15,6 +15,8 @@
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
+#include "tests/node_leaks.hpp"
+#include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -44,7 +46,7 @@ std::string expected_engine() { return probe_uring().usable() ? "io_uring" : "po
 
 TEST_SUITE("node") {
 
-TEST_CASE("node starts and stops 100 times with its detached readers") {
+TEST_CASE_FIXTURE(test::node_leaks, "node starts and stops 100 times with its detached readers") {
   test::temp_dir dir;
   const auto config = small_node(dir);
   for (int round = 0; round < 100; ++round) {
@@ -52,13 +54,14 @@ TEST_CASE("node starts and stops 100 times with its detached readers") {
     const auto stats = n.stats();
     REQUIRE(stats.readers.size() == 2);
     CHECK(stats.readers[1].engine == expected_engine());
+    check_arena(n);
   }  // ~node stops it; a hang here is the failure
 }
 
-TEST_CASE("readers set up their rings with SINGLE_ISSUER and DEFER_TASKRUN where accepted") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "readers set up their rings with SINGLE_ISSUER and DEFER_TASKRUN where accepted") {
   if (!probe_uring().defer_taskrun()) {
-    MESSAGE("skipped: this kernel refuses SINGLE_ISSUER|DEFER_TASKRUN");
-    return;
+    return test::skip_test("this kernel refuses SINGLE_ISSUER|DEFER_TASKRUN");
   }
   test::temp_dir dir;
   node n{small_node(dir)};
@@ -69,9 +72,10 @@ TEST_CASE("readers set up their rings with SINGLE_ISSUER and DEFER_TASKRUN where
     CHECK((r.ring_flags & (1u << 13)) != 0);  // IORING_SETUP_DEFER_TASKRUN
     CHECK(r.wakeups >= 1);                    // the stats request itself woke the ring
   }
+  check_arena(n);
 }
 
-TEST_CASE("read.engine = posix runs readers without a ring") {
+TEST_CASE_FIXTURE(test::node_leaks, "read.engine = posix runs readers without a ring") {
   test::temp_dir dir;
   auto config = small_node(dir);
   config.read.engine = "posix";
@@ -80,17 +84,20 @@ TEST_CASE("read.engine = posix runs readers without a ring") {
     CHECK(r.engine == "posix");
     CHECK(r.ring_flags == 0);
   }
+  check_arena(n);
 }
 
-TEST_CASE("stop is idempotent and stats after stop is an error") {
+TEST_CASE_FIXTURE(test::node_leaks, "stop is idempotent and stats after stop is an error") {
   test::temp_dir dir;
   node n{small_node(dir)};
+  check_arena(n);
   n.stop();
   n.stop();
   CHECK_THROWS_AS(n.stats(), std::runtime_error);
 }
 
-TEST_CASE("the node actor answers another actor system over the network") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "the node actor answers another actor system over the network") {
   test::temp_dir dir;
   auto config = small_node(dir);
   config.node.listen = "127.0.0.1:0";
@@ -108,12 +115,13 @@ TEST_CASE("the node actor answers another actor system over the network") {
     .receive([&](node_stats& s) { readers = s.readers.size(); },
              [&](caf::error& err) { FAIL("remote stats: " << client.render(err)); });
   CHECK(readers == 2);
+  check_arena(n);
 }
 
-TEST_CASE("asking for rdma without a device is a startup error that names tcp") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "asking for rdma without a device is a startup error that names tcp") {
   if (!list_rdma_devices().names.empty()) {
-    MESSAGE("skipped: this machine has an RDMA device");
-    return;
+    return test::skip_test("this machine has an RDMA device");
   }
   test::temp_dir dir;
   auto config = small_node(dir);
@@ -123,7 +131,8 @@ TEST_CASE("asking for rdma without a device is a startup error that names tcp") 
   CHECK(message.find("\"tcp\"") != std::string::npos);
 }
 
-TEST_CASE("a data dir that cannot be created is a startup error that names it") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a data dir that cannot be created is a startup error that names it") {
   test::temp_dir dir;
   auto config = small_node(dir);
   const auto file = dir.path() / "a-file";
@@ -134,15 +143,17 @@ TEST_CASE("a data dir that cannot be created is a startup error that names it") 
   CHECK(message.find(config.storage.data_dir) != std::string::npos);
 }
 
-TEST_CASE("a second node on the same data dir is refused and named") {
+TEST_CASE_FIXTURE(test::node_leaks, "a second node on the same data dir is refused and named") {
   test::temp_dir dir;
   node first{small_node(dir)};
   const auto message = startup_failure(small_node(dir));
   CHECK(message.find("storage.data_dir") != std::string::npos);
   CHECK(message.find("in use") != std::string::npos);
+  check_arena(first);
 }
 
-TEST_CASE("a port already taken is a startup error that names node.listen") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a port already taken is a startup error that names node.listen") {
   test::temp_dir dir;
   auto config = small_node(dir);
   config.node.listen = "127.0.0.1:0";
@@ -151,6 +162,7 @@ TEST_CASE("a port already taken is a startup error that names node.listen") {
   config.storage.data_dir = other_dir.path().string();
   config.node.listen = "127.0.0.1:" + std::to_string(first.listen_port());
   CHECK(startup_failure(config).find("node.listen") != std::string::npos);
+  check_arena(first);
 }
 
 }  // TEST_SUITE

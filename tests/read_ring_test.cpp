@@ -7,13 +7,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <iostream>
 #include <memory>
 
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/io/read_ring.hpp"
 #include "tests/allocation_counter.hpp"
+#include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace spillway {
@@ -77,10 +81,23 @@ struct ring_fixture {
   }
 };
 
+// Runs `body` on a thread of its own: a ring that waits forever fails the test instead
+// of holding the suite until ctest's timeout. A stuck thread cannot be stopped, so the
+// process ends, before doctest could report: the failure is written here.
+template <class Body>
+void within(std::chrono::seconds limit, Body body) {
+  auto finished = std::async(std::launch::async, std::move(body));
+  if (finished.wait_for(limit) == std::future_status::timeout) {
+    std::cerr << "FAILED: the ring is still waiting after " << limit.count() << " s\n";
+    std::_Exit(EXIT_FAILURE);
+  }
+  finished.get();
+}
+
 TEST_SUITE("read_ring") {
 
 TEST_CASE_FIXTURE(ring_fixture, "every read completes once with its bytes") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   auto ring = make();
   read_all(*ring);
   std::vector<int> seen(file_size / read_size, 0);
@@ -93,10 +110,9 @@ TEST_CASE_FIXTURE(ring_fixture, "every read completes once with its bytes") {
 }
 
 TEST_CASE_FIXTURE(ring_fixture, "the sliding window allocates nothing per read") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   if (!test::allocation_counter::available()) {
-    MESSAGE("skipped: AddressSanitizer owns operator new in this build");
-    return;
+    return test::skip_test("AddressSanitizer owns operator new in this build");
   }
   auto ring = make();
   read_all(*ring);  // warm: the queue reaches its size once
@@ -111,7 +127,7 @@ TEST_CASE_FIXTURE(ring_fixture, "the sliding window allocates nothing per read")
 }
 
 TEST_CASE_FIXTURE(ring_fixture, "a short read is finished by its retry and EIO is its own") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   auto ring = make();
   read_all(*ring, come_back_short);
   for (auto [tag, result] : done) {
@@ -124,7 +140,7 @@ TEST_CASE_FIXTURE(ring_fixture, "a short read is finished by its retry and EIO i
 }
 
 TEST_CASE_FIXTURE(ring_fixture, "failed submits reset the ring and every read completes once") {
-  if (!probe_uring().usable()) return;
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   auto ring = make({.submit_failure = 0.4, .seed = 7});
   read_all(*ring);
   CHECK(ring->resets() > 0);
@@ -134,6 +150,24 @@ TEST_CASE_FIXTURE(ring_fixture, "failed submits reset the ring and every read co
     ++seen[tag];
   }
   CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+}
+
+// A refused submit leaves its SQEs in the SQ: a reset that waited for them as if the
+// kernel had them would wait forever.
+TEST_CASE_FIXTURE(ring_fixture, "a reset after a refused submit waits only for what the kernel took") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
+  within(std::chrono::seconds(60), [this] {
+    auto ring = make({.submit_failure = 0.3, .submit_refusal = 0.3, .seed = 11});
+    read_all(*ring);
+    CHECK(ring->refused_submits() > 0);
+    CHECK(ring->resets() > 0);
+    std::vector<int> seen(file_size / read_size, 0);
+    for (auto [tag, result] : done) {
+      CHECK(result == static_cast<int>(read_size));
+      ++seen[tag];
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  });
 }
 
 }  // TEST_SUITE

@@ -5,11 +5,15 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "tools/generated_value.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
+#include "tests/log_capture.hpp"
+#include "tests/node_leaks.hpp"
+#include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -44,29 +48,53 @@ struct dataset {
   }
 };
 
-// Every key of `d` present reads back exactly; every other key is not_found.
-void check_batch(node& n, const dataset& d, const std::vector<std::string>& keys) {
+// The values of `keys` read by get_batch, copied out and the batch released.
+std::vector<read_value> read_batch(node& n, const std::vector<std::string>& keys) {
   const auto got = n.get_batch(keys);
-  REQUIRE(got.values().size() == keys.size());
+  std::vector<read_value> values;
+  for (const auto& v : got.values())
+    values.push_back({v.status, {reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()}});
+  return values;
+}
+
+// Every key of `d` present in `got` (read for `keys`) holds exactly its bytes; every
+// other key is not_found.
+void check_values(const dataset& d, const std::vector<std::string>& keys,
+                  const std::vector<read_value>& got) {
+  REQUIRE(got.size() == keys.size());
   for (std::size_t k = 0; k < keys.size(); ++k) {
-    const auto& v = got.values()[k];
     const auto at = std::find(d.keys.begin(), d.keys.end(), keys[k]);
     if (at == d.keys.end()) {
-      CHECK_MESSAGE(v.status.error == key_error::not_found, keys[k]);
+      CHECK_MESSAGE(got[k].status.error == key_error::not_found, keys[k]);
       continue;
     }
-    REQUIRE_MESSAGE(v.status.ok(), keys[k], ": ", to_string(v.status));
-    const auto want = generated_value(d.sizes[at - d.keys.begin()], 3, keys[k]);
-    CHECK_MESSAGE(std::string_view(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()) ==
-                    want, keys[k]);
+    REQUIRE_MESSAGE(got[k].status.ok(), keys[k], ": ", to_string(got[k].status));
+    CHECK_MESSAGE(got[k].value == generated_value(d.sizes[at - d.keys.begin()], 3, keys[k]),
+                  keys[k]);
   }
 }
 
-// The arena lent nothing it did not get back.
-void check_no_leak(node& n) {
-  const auto s = n.read_stats();
-  CHECK(s.leases == 0);
-  CHECK(s.free_bytes == s.ready_bytes);
+void check_batch(node& n, const dataset& d, const std::vector<std::string>& keys) {
+  check_values(d, keys, read_batch(n, keys));
+}
+
+// A figure summed over the node's readers.
+std::uint64_t readers_total(node& n, std::uint64_t reader_stats::*figure) {
+  std::uint64_t total = 0;
+  for (const auto& r : n.stats().readers) total += r.*figure;
+  return total;
+}
+
+// Asks until `holds` (it reads the node's stats), for at most 30 s: what the readers
+// and the arena do in the background sends the test no message to wait for.
+template <class Predicate>
+bool eventually(Predicate holds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!holds()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
 }
 
 // The one sealed bucket file in `dir`.
@@ -109,7 +137,8 @@ std::vector<std::string> mixed_keys(const dataset& d) {
 
 TEST_SUITE("read") {
 
-TEST_CASE("batches over many buckets return every byte and name the missing keys") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "batches over many buckets return every byte and name the missing keys") {
   test::temp_dir dir;
   node n{read_config(dir.path())};
   dataset d;
@@ -117,25 +146,27 @@ TEST_CASE("batches over many buckets return every byte and name the missing keys
   CHECK(n.store_stats().buckets >= 6);
   check_batch(n, d, d.keys);
   check_batch(n, d, mixed_keys(d));
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("concurrent batches each get their own bytes") {
+TEST_CASE_FIXTURE(test::node_leaks, "concurrent batches each get their own bytes") {
   test::temp_dir dir;
   node n{read_config(dir.path())};
   dataset d;
   d.write(n, 24, "concurrent-");
-  std::vector<std::thread> clients;
-  for (int c = 0; c < 4; ++c)
-    clients.emplace_back([&, c] {
-      std::vector<std::string> keys{d.keys.begin() + c, d.keys.begin() + c + 12};
-      check_batch(n, d, keys);
-    });
-  for (auto& t : clients) t.join();
-  check_no_leak(n);
+  // The clients only read: an assertion that failed on their threads would terminate
+  // the run, so the results come back here to be checked.
+  std::vector<std::vector<std::string>> keys;
+  for (int c = 0; c < 4; ++c) keys.emplace_back(d.keys.begin() + c, d.keys.begin() + c + 12);
+  std::vector<std::future<std::vector<read_value>>> clients;
+  for (const auto& k : keys)
+    clients.push_back(std::async(std::launch::async, [&n, &k] { return read_batch(n, k); }));
+  for (std::size_t c = 0; c < keys.size(); ++c) check_values(d, keys[c], clients[c].get());
+  check_arena(n);
 }
 
-TEST_CASE("a batch bigger than the free arena waits for space and completes") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a batch bigger than the free arena waits for space and completes") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.read.arena_size = 8 << 20;
@@ -158,10 +189,11 @@ TEST_CASE("a batch bigger than the free arena waits for space and completes") {
     for (const auto& v : got.values()) CHECK(v.status.ok());
   }
   CHECK(n.read_stats().expired == 0);
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("a batch bigger than the whole arena is served in waves to the copying calls") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a batch bigger than the whole arena is served in waves to the copying calls") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.read.arena_size = 4 << 20;
@@ -186,11 +218,12 @@ TEST_CASE("a batch bigger than the whole arena is served in waves to the copying
   std::vector<std::size_t> sizes;
   for (const auto& s : n.get_batch_into(keys, spans, sizes)) CHECK(s.ok());
   CHECK(buffers == values);
-  check_no_leak(n);
+  check_arena(n);
 }
 
-TEST_CASE("reads go through registered buffers once the registrar's turn came") {
-  if (!probe_uring().usable()) return;
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "reads go through registered buffers once the registrar's turn came") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   node n{read_config(dir.path())};
   dataset d;
@@ -200,16 +233,15 @@ TEST_CASE("reads go through registered buffers once the registrar's turn came") 
       if (r.registered_chunks != 2) return false;
     return true;
   };
-  for (int asked = 0; asked < 100000 && !registered(); ++asked) std::this_thread::yield();
-  REQUIRE(registered());
-  std::uint64_t before = 0, after = 0;
-  for (const auto& r : n.stats().readers) before += r.reads_fixed;
+  REQUIRE(eventually(registered));
+  const auto before = readers_total(n, &reader_stats::reads_fixed);
   check_batch(n, d, d.keys);
-  for (const auto& r : n.stats().readers) after += r.reads_fixed;
-  CHECK(after - before == d.keys.size());
+  CHECK(readers_total(n, &reader_stats::reads_fixed) - before == d.keys.size());
+  check_arena(n);
 }
 
-TEST_CASE("a value bigger than an arena chunk is too_large and the rest succeed") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a value bigger than an arena chunk is too_large and the rest succeed") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.read.arena_size = 4 << 20;
@@ -221,11 +253,12 @@ TEST_CASE("a value bigger than an arena chunk is too_large and the rest succeed"
   const auto got = n.read_values({"big", "small"});
   CHECK(got[0].status.error == key_error::too_large);
   CHECK(got[1].value == "s");
-  check_no_leak(n);
+  check_arena(n);
 }
 
 // With O_DIRECT refused too, a key's EIO still reaches it once its read goes buffered.
-TEST_CASE("injected EIO fails only its keys and short reads succeed on their retry") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "injected EIO fails only its keys and short reads succeed on their retry") {
   for (const std::string engine : {"uring", "posix"})
     for (const std::string mode : {"window", "group"})
       for (const bool refuse_o_direct : {false, true})
@@ -245,6 +278,8 @@ TEST_CASE("injected EIO fails only its keys and short reads succeed on their ret
           config.fault.short_read_keys = {d.keys[2], d.keys[9]};
           node n{config};
           auto got = n.get_batch(d.keys);
+          CHECK(readers_total(n, &reader_stats::short_reads) == 2);  // once each, then whole
+          CHECK((n.store_stats().o_direct_refusals > 0) == refuse_o_direct);
           for (std::size_t k = 0; k < d.keys.size(); ++k) {
             const auto& v = got.values()[k];
             if (k == 1 || k == 6) {
@@ -259,27 +294,41 @@ TEST_CASE("injected EIO fails only its keys and short reads succeed on their ret
           clean.erase(clean.begin() + 6);
           clean.erase(clean.begin() + 1);
           check_batch(n, d, clean);
-          check_no_leak(n);
+          check_arena(n);
         }
 }
 
-TEST_CASE("a failing registration leaves the readers on plain reads with none failed") {
+// Registration happens on a ring only: without io_uring there is none to fail.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a failing registration leaves the readers on plain reads with none failed") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
+  test::log_capture log{"warn"};
   auto config = read_config(dir.path());
+  config.node.log_level = "warn";
   config.fault.enabled = true;
   config.fault.fail_registration = true;
-  node n{config};
-  dataset d;
-  d.write(n, 12, "noreg-");
-  check_batch(n, d, d.keys);
-  std::uint64_t fixed = 0;
-  for (const auto& r : n.stats().readers) fixed += r.reads_fixed;
-  CHECK(fixed == 0);
-  check_no_leak(n);
+  {
+    node n{config};
+    auto failed = [&] {
+      for (const auto& r : n.stats().readers)
+        if (r.registration_errno == 0) return false;
+      return true;
+    };
+    REQUIRE(eventually(failed));
+    dataset d;
+    d.write(n, 12, "noreg-");
+    check_batch(n, d, d.keys);
+    CHECK(readers_total(n, &reader_stats::reads_fixed) == 0);
+    for (const auto& r : n.stats().readers) CHECK(r.registration_errno == ENOMEM);
+    check_arena(n);
+  }
+  // Each reader had a turn per arena chunk, and said so once.
+  CHECK(log.count("registering the arena failed") == config.read.readers);
 }
 
-TEST_CASE("ring submit failures reset the ring and lose no read") {
-  if (!probe_uring().usable()) return;
+TEST_CASE_FIXTURE(test::node_leaks, "ring submit failures reset the ring and lose no read") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.fault.enabled = true;
@@ -288,13 +337,36 @@ TEST_CASE("ring submit failures reset the ring and lose no read") {
   dataset d;
   d.write(n, 20, "reset-");
   for (int round = 0; round < 3; ++round) check_batch(n, d, d.keys);
-  std::uint64_t resets = 0;
-  for (const auto& r : n.stats().readers) resets += r.ring_resets;
-  CHECK(resets > 0);
-  check_no_leak(n);
+  CHECK(readers_total(n, &reader_stats::ring_resets) > 0);
+  check_arena(n);
 }
 
-TEST_CASE("the posix engine and group mode read the same bytes") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a ring that cannot be set up again after a reset leaves its reader on pread") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
+  test::temp_dir dir;
+  auto config = read_config(dir.path());
+  config.fault.enabled = true;
+  config.fault.ring_submit_failure_rate = 0.3;
+  config.fault.fail_ring_reopen = true;
+  node n{config};
+  dataset d;
+  d.write(n, 20, "reopen-");
+  for (int round = 0; round < 3; ++round) check_batch(n, d, d.keys);
+  std::size_t on_pread = 0;
+  for (const auto& r : n.stats().readers) {
+    CAPTURE(r.index);
+    CHECK(r.ring_resets <= 1);  // after the failed one, no ring is left to reset
+    CHECK(r.engine == (r.ring_resets == 1 ? "posix" : "io_uring"));
+    CHECK(r.ring_errno == (r.ring_resets == 1 ? ENOMEM : 0));
+    on_pread += r.engine == "posix";
+  }
+  CHECK(on_pread > 0);
+  CHECK(n.stats().reader_restarts == 0);
+  check_arena(n);
+}
+
+TEST_CASE_FIXTURE(test::node_leaks, "the posix engine and group mode read the same bytes") {
   for (const char* engine : {"posix", "uring"})
     for (const char* mode : {"window", "group"}) {
       CAPTURE(engine);
@@ -308,11 +380,11 @@ TEST_CASE("the posix engine and group mode read the same bytes") {
       dataset d;
       d.write(n, 16, "modes-");
       check_batch(n, d, mixed_keys(d));
-      check_no_leak(n);
+      check_arena(n);
     }
 }
 
-TEST_CASE("refused O_DIRECT falls back to buffered reads") {
+TEST_CASE_FIXTURE(test::node_leaks, "refused O_DIRECT falls back to buffered reads") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
   config.fault.enabled = true;
@@ -321,11 +393,14 @@ TEST_CASE("refused O_DIRECT falls back to buffered reads") {
   dataset d;
   d.write(n, 10, "buffered-");
   check_batch(n, d, d.keys);
-  check_no_leak(n);
+  check_arena(n);
   CHECK(n.store_stats().reads_buffered);
+  CHECK(n.store_stats().o_direct_refusals > 0);
+  check_arena(n);
 }
 
-TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered reads") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "O_DIRECT refused at the first read moves every bucket to buffered reads") {
   for (const std::string engine : {"uring", "posix"})
     for (const std::string mode : {"window", "group"})
       SUBCASE((engine + " " + mode).c_str()) {
@@ -334,16 +409,19 @@ TEST_CASE("O_DIRECT refused at the first read moves every bucket to buffered rea
         dataset d;
         d.write(n, 16, "refused-");
         CHECK_FALSE(n.store_stats().reads_buffered);
+        CHECK(n.store_stats().o_direct_refusals == 0);
         check_batch(n, d, mixed_keys(d));
         CHECK(n.store_stats().reads_buffered);
+        CHECK(n.store_stats().o_direct_refusals > 0);
         check_batch(n, d, d.keys);
-        check_no_leak(n);
+        check_arena(n);
       }
 }
 
 // The first four keys' bucket keeps its O_DIRECT descriptor, which the fault refuses,
 // and has no file to open buffered: those keys have nothing left to read through.
-TEST_CASE("keys whose bucket cannot reopen its file buffered fail with the open's errno") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "keys whose bucket cannot reopen its file buffered fail with the open's errno") {
   for (const std::string engine : {"uring", "posix"})
     for (const std::string mode : {"window", "group"})
       SUBCASE((engine + " " + mode).c_str()) {
@@ -368,16 +446,17 @@ TEST_CASE("keys whose bucket cannot reopen its file buffered fail with the open'
           }
         }
         got.release();
-        check_no_leak(n);
+        check_arena(n);
         std::filesystem::rename(away, file);
         check_batch(n, d, d.keys);
-        check_no_leak(n);
+        check_arena(n);
       }
 }
 
 // The two refused keys fill the arena: after they give up, only the wave that hands
 // their extents back lets the rest of the batch in.
-TEST_CASE("a copying batch goes on after a bucket gave up the keys that filled the arena") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a copying batch goes on after a bucket gave up the keys that filled the arena") {
   for (const std::string mode : {"window", "group"})
     SUBCASE(mode.c_str()) {
       test::temp_dir dir;
@@ -416,11 +495,12 @@ TEST_CASE("a copying batch goes on after a bucket gave up the keys that filled t
           CHECK(got[k].value == values[k]);
         }
       }
-      check_no_leak(n);
+      check_arena(n);
     }
 }
 
-TEST_CASE("fault rates act on both engines: every read flipped or failed, no value handed out") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "fault rates act on both engines: every read flipped or failed, no value handed out") {
   for (const std::string engine : {"uring", "posix"})
     for (const bool flip : {true, false})
       SUBCASE((engine + (flip ? " corrupt_rate" : " read_error_rate")).c_str()) {
@@ -441,7 +521,7 @@ TEST_CASE("fault rates act on both engines: every read flipped or failed, no val
           CHECK(got.values()[k].bytes.empty());
         }
         got.release();
-        check_no_leak(n);
+        check_arena(n);
       }
 }
 

@@ -29,6 +29,7 @@ struct lane_script {
   std::vector<slice> slices;          // copies, in the order they came
   int groups_to_fail = 0;
   transfer_error failure = transfer_error::lane_closed;
+  bool stamps_start = false;  // as a transport does once it reached the peer
 };
 
 transport_actor::behavior_type scripted_lane(std::shared_ptr<lane_script> script) {
@@ -37,6 +38,7 @@ transport_actor::behavior_type scripted_lane(std::shared_ptr<lane_script> script
       script->group_sizes.push_back(ref.group->items.size());
       const bool fail = script->groups_to_fail > 0;
       script->groups_to_fail -= fail ? 1 : 0;
+      if (script->stamps_start) ref.group->started = transfer_clock::now();
       for (auto* s : ref.group->items) {
         s->status = {fail ? script->failure : transfer_error::none, 0};
         script->slices.push_back(*s);
@@ -196,6 +198,25 @@ TEST_CASE_FIXTURE(slicer_fixture, "a final error is not retried") {
   const auto reply = run(slicer, writes(1, 100));
   CHECK(lane->group_sizes.size() == 1);
   CHECK(reply.statuses[0].error == transfer_error::out_of_bounds);
+}
+
+// A pooled group goes back with the start time a lane stamped for an earlier batch;
+// a batch whose groups no lane started has no first-slice time, not garbage.
+TEST_CASE_FIXTURE(slicer_fixture, "a batch no lane started reports no first-slice time") {
+  std::vector<transport_actor> lanes;
+  auto lane = add_lane(lanes);
+  auto slicer = spawn_slicer(system, options(8, 1), lanes, segments);  // one group, reused
+  sched.run();
+  lane->stamps_start = true;
+  const auto started = run(slicer, writes(4, 100));
+  CHECK(started.statuses == std::vector<transfer_status>(4));
+  CHECK(started.first_slice_ns > 0);
+  lane->stamps_start = false;  // the peer is unreachable: nothing starts
+  lane->groups_to_fail = 100;
+  lane->failure = transfer_error::peer_unreachable;
+  const auto unstarted = run(slicer, writes(4, 100));
+  CHECK(unstarted.statuses[0].error == transfer_error::peer_unreachable);
+  CHECK(unstarted.first_slice_ns == 0);
 }
 
 TEST_CASE_FIXTURE(slicer_fixture, "groups of a dead lane fail over to the others") {

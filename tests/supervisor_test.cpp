@@ -26,6 +26,7 @@ reader_actor::behavior_type fake_reader(reader_actor::pointer, std::uint32_t ind
     },
     [](read_atom, const read_client&, const std::vector<read_item>&) {},
     [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
+    [index](fence_atom) { return index; },
   };
 }
 

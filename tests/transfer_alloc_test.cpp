@@ -13,6 +13,7 @@
 #include "actors/slicer.hpp"
 #include "tests/allocation_counter.hpp"
 #include "tests/det_fixture.hpp"
+#include "tests/skip.hpp"
 
 namespace spillway {
 namespace {
@@ -55,8 +56,7 @@ TEST_SUITE("slicer") {
 
 TEST_CASE_FIXTURE(alloc_fixture, "watermark slicing allocates per group and never per slice") {
   if (!test::allocation_counter::available()) {
-    MESSAGE("skipped: AddressSanitizer owns operator new in this build");
-    return;
+    return test::skip_test("AddressSanitizer owns operator new in this build");
   }
   const auto pooled = count_batch(false);
   const auto naive = count_batch(true);

@@ -13,6 +13,7 @@
 #include "actors/transport_routes.hpp"
 #include "runtime/storage/crc32c.hpp"
 #include "runtime/node.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 #include "tests/transfer_fixtures.hpp"
@@ -66,7 +67,8 @@ void write_and_verify(node& n, const test::transfer_peer_child& child, std::uint
 
 TEST_SUITE("transfer-node-peer") {
 
-TEST_CASE("node writes and reads back a transfer-peer process on its configured control port") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "node writes and reads back a transfer-peer process on its configured control port") {
   const auto control_port = test::unused_port();
   test::transfer_peer_child child{"[transfer]\ncontrol_port = " + std::to_string(control_port),
                                   "64MiB"};
@@ -80,9 +82,11 @@ TEST_CASE("node writes and reads back a transfer-peer process on its configured 
   CHECK(transfer_chunks(n, peer, transfer_op::read, back.data(), count) ==
         std::vector<transfer_status>(count));
   CHECK(back == test::pattern(count * chunk, 1));
+  check_arena(n);
 }
 
-TEST_CASE("transfer-peer killed mid-batch: requests fail fast by name and a new peer is served") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "transfer-peer killed mid-batch: requests fail fast by name and a new peer is served") {
   test::temp_dir dir;
   node n{client_config(dir)};
   {
@@ -110,6 +114,7 @@ TEST_CASE("transfer-peer killed mid-batch: requests fail fast by name and a new 
   }
   test::transfer_peer_child fresh{"", "64MiB"};
   write_and_verify(n, fresh, 500, 3);
+  check_arena(n);
 }
 
 }  // TEST_SUITE

@@ -3,13 +3,18 @@
 // over local; bad requests answered per request; services that start only when used.
 #include <doctest/doctest.h>
 
+#include <poll.h>
+
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "runtime/node.hpp"
 #include "runtime/net/tcp_socket.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/transfer_fixtures.hpp"
 
@@ -46,6 +51,11 @@ struct node_pair {
     peer = client.connect_peer("127.0.0.1", owner.transfer_port());
   }
 
+  void check_arenas() {
+    test::node_leaks::check_arena(owner);
+    test::node_leaks::check_arena(client);
+  }
+
   // `count` requests of `chunk` bytes, back to back from offset 0.
   std::vector<transfer_status> run(transfer_op op, std::byte* local, std::uint64_t count) {
     std::vector<transfer_request> requests;
@@ -63,7 +73,8 @@ std::vector<std::byte> pattern(std::size_t size) {
 
 TEST_SUITE("transfer-node") {
 
-TEST_CASE("node transfer writes and reads back a peer node's segment over tcp and local") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "node transfer writes and reads back a peer node's segment over tcp and local") {
   for (const std::string transport : {"tcp", "local"}) {
     CAPTURE(transport);
     node_pair pair{transport};
@@ -76,12 +87,14 @@ TEST_CASE("node transfer writes and reads back a peer node's segment over tcp an
     CHECK(std::memcmp(pair.memory.data(), source.data(), source.size()) == 0);
     CHECK(pair.run(transfer_op::read, back.data(), count) == ok);
     CHECK(back == source);
+    pair.check_arenas();
   }
 }
 
 // The client's slicers check each request against the descriptors they hold, so a
 // segment the owner registered after connect_peer is unknown until the client asks again.
-TEST_CASE("connect_peer again makes a segment registered since reachable on the same route") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "connect_peer again makes a segment registered since reachable on the same route") {
   for (const std::string transport : {"tcp", "local"}) {
     CAPTURE(transport);
     node_pair pair{transport};
@@ -99,10 +112,12 @@ TEST_CASE("connect_peer again makes a segment registered since reachable on the 
     CHECK(again.segments == std::vector<segment_descriptor>{pair.segment, later});
     CHECK(write_later(pair.peer) == std::vector<transfer_status>(1));
     CHECK(std::memcmp(later_memory.data(), source.data(), chunk) == 0);
+    pair.check_arenas();
   }
 }
 
-TEST_CASE("connect_peer by another name of the same peer returns its route") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "connect_peer by another name of the same peer returns its route") {
   for (const std::string transport : {"tcp", "local"}) {
     CAPTURE(transport);
     node_pair pair{transport};
@@ -111,10 +126,11 @@ TEST_CASE("connect_peer by another name of the same peer returns its route") {
     CHECK(aliased.segments == pair.peer.segments);
     const auto again = pair.client.connect_peer("localhost", pair.owner.transfer_port());
     CHECK(again.route == pair.peer.route);
+    pair.check_arenas();
   }
 }
 
-TEST_CASE("node transfer answers each bad request with a named error") {
+TEST_CASE_FIXTURE(test::node_leaks, "node transfer answers each bad request with a named error") {
   for (const std::string transport : {"tcp", "local"}) {
     CAPTURE(transport);
     node_pair pair{transport};
@@ -133,10 +149,12 @@ TEST_CASE("node transfer answers each bad request with a named error") {
     CHECK(statuses[2].ok());
     CHECK(to_string(statuses[3]) == "length_overflow");
     CHECK(pair.memory[segment_size - 1] == std::byte{7});
+    pair.check_arenas();
   }
 }
 
-TEST_CASE("node transfer to a peer never connected or after stop is unavailable") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "node transfer to a peer never connected or after stop is unavailable") {
   node_pair pair{"tcp"};
   std::vector<std::byte> local(8);
   const std::vector<transfer_request> one{{transfer_op::read, local.data(), 1, 0, 8}};
@@ -145,9 +163,35 @@ TEST_CASE("node transfer to a peer never connected or after stop is unavailable"
   pair.client.stop();
   CHECK(pair.client.transfer(pair.peer, one).get()[0].error == transfer_error::unavailable);
   CHECK_THROWS_AS(pair.client.register_segment(local.data(), local.size()), std::runtime_error);
+  check_arena(pair.owner);
 }
 
-TEST_CASE("transfer services start on first use and name the key whose port is taken") {
+// A peer that takes the control connection and never answers: connect_peer to it
+// blocks, and a transfer on another route must go on meanwhile.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a connect_peer stuck on a silent peer holds up no transfer to another") {
+  node_pair pair{"tcp"};
+  const auto silent = listen_tcp("127.0.0.1", 0);
+  auto stuck = std::async(std::launch::async, [&] {
+    CHECK_THROWS_AS(pair.client.connect_peer("127.0.0.1", local_port(silent.get())),
+                    std::runtime_error);
+  });
+  pollfd knocked{silent.get(), POLLIN, 0};  // the client's connection is queued
+  REQUIRE(::poll(&knocked, 1, 20000) == 1);
+  auto held = accept_tcp(silent.get());
+  std::vector<std::byte> local(chunk);
+  auto moved = std::async(std::launch::async, [&] {
+    return pair.client.transfer(pair.peer, {{transfer_op::read, local.data(), pair.segment.id,
+                                             0, chunk}}).get();
+  });
+  CHECK(moved.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  held.reset();  // the silent peer hangs up: connect_peer gives up
+  stuck.get();
+  CHECK(moved.get() == std::vector<transfer_status>(1));
+}
+
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "transfer services start on first use and name the key whose port is taken") {
   for (const std::string key : {"transfer.listen", "transfer.control_port"}) {
     CAPTURE(key);
     test::temp_dir dir;
@@ -166,10 +210,12 @@ TEST_CASE("transfer services start on first use and name the key whose port is t
     } catch (const std::runtime_error& e) {
       CHECK(std::string{e.what()}.find(key) != std::string::npos);
     }
+    check_arena(n);
   }
 }
 
-TEST_CASE("transfer.control_port is where peers find the node's transfer host") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "transfer.control_port is where peers find the node's transfer host") {
   test::temp_dir owner_dir, client_dir;
   auto config = transfer_node(owner_dir, "tcp");
   config.transfer.control_port = test::unused_port();
@@ -179,6 +225,8 @@ TEST_CASE("transfer.control_port is where peers find the node's transfer host") 
   CHECK(owner.transfer_port() == config.transfer.control_port);
   const auto peer = client.connect_peer("127.0.0.1", config.transfer.control_port);
   CHECK(peer.segments == std::vector<segment_descriptor>{segment});
+  check_arena(owner);
+  check_arena(client);
 }
 
 }  // TEST_SUITE

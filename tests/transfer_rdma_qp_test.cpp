@@ -15,6 +15,7 @@
 #include "runtime/rdma/rdma_domain.hpp"
 #include "runtime/rdma/rdma_qp_attr.hpp"
 #include "runtime/rdma/rdma_selection.hpp"
+#include "tests/skip.hpp"
 
 namespace spillway {
 namespace {
@@ -195,8 +196,7 @@ TEST_CASE("rdma CQ that cannot be armed is no timeout: its slices retry, with th
 
 TEST_CASE("opening rdma devices where there are none is the error that names tcp") {
   if (!list_rdma_devices().names.empty()) {
-    MESSAGE("skipped: this machine has an RDMA device");
-    return;
+    return test::skip_test("this machine has an RDMA device");
   }
   std::string message;
   try {

@@ -28,6 +28,7 @@
 #include "runtime/rdma/rdma_gid.hpp"
 #include "runtime/rdma/rdma_selection.hpp"
 #include "runtime/rdma/rdma_work_request.hpp"
+#include "tests/skip.hpp"
 
 namespace spillway {
 namespace {
@@ -262,8 +263,7 @@ TEST_CASE_FIXTURE(two_systems, "rdma handshake with a node whose transport is no
 
 TEST_CASE("an rdma transfer engine without a device refuses to start and names tcp") {
   if (!list_rdma_devices().names.empty()) {
-    MESSAGE("skipped: this machine has an RDMA device");
-    return;
+    return test::skip_test("this machine has an RDMA device");
   }
   caf::actor_system_config config;
   caf::actor_system system{configure_actor_system(config)};

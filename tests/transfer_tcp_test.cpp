@@ -17,7 +17,9 @@
 #include <vector>
 
 #include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 
+#include "actors/transport_host.hpp"
 #include "actors/transport_routes.hpp"
 #include "runtime/storage/crc32c.hpp"
 #include "runtime/net/tcp_frame.hpp"
@@ -112,6 +114,7 @@ TEST_CASE("tcp lane dropped by the peer mid-transfer: the batch completes on the
   auto source = test::pattern(total, 3);
   const auto reply = f.run(chunked(transfer_op::write, source.data(), f.peer.segment, total, 5000));
   CHECK(all_ok(reply));
+  CHECK(reply.slices_retried > 0);  // the lane did drop, with slices on it
   CHECK(f.peer_checksum(0, total) == crc32c(source.data(), total));
 }
 
@@ -227,6 +230,25 @@ TEST_CASE("tcp frames arriving in any pieces are each served and answered") {
     }
     CHECK(f.peer_checksum(0, payload.size()) == crc32c(payload.data(), payload.size()));
   }
+}
+
+// A checksum runs on the owner's scheduler thread, asked by any peer: one request
+// covers a bounded range, and range_checksum chains as many as a range needs.
+TEST_CASE("a checksum request over more than its bound is refused, a long range chained") {
+  test::networked_system networked;
+  auto bytes = test::pattern(checksum_length_max + 4096, 3);
+  auto segments = std::make_shared<segment_table>();
+  const auto segment = segments->add(bytes.data(), bytes.size()).id;
+  auto host = spawn_transport_host(networked.system, segments, 0);
+  caf::scoped_actor self{networked.system};
+  caf::error refused;
+  self->request(host, caf::infinite, checksum_atom_v, segment, std::uint64_t{0},
+                std::uint64_t{checksum_length_max + 1}, std::uint32_t{0})
+    .receive([](std::uint32_t) {}, [&](caf::error& err) { refused = err; });
+  CHECK(refused == caf::sec::invalid_argument);
+  CHECK(range_checksum(networked.system, host, segment, 0, bytes.size()) ==
+        crc32c(bytes.data(), bytes.size()));
+  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
 }
 
 }  // TEST_SUITE

@@ -30,7 +30,7 @@ double catalog_bytes_per_key(std::uint64_t keys, const std::string& prefix) {
   caf::actor_system system{config};
   caf::scoped_actor self{system};
   const auto before = ::mallinfo2().uordblks;
-  auto catalog = spawn_catalog(system, {1ull << 62, 0, false, false}, {});
+  auto catalog = spawn_catalog(system, {"/nonexistent", 1ull << 62, 0, false, false}, {});
   for (std::uint64_t first = 0; first < keys; first += keys_per_bucket) {
     sealed_bucket bucket{make_bucket_id(1, first + 1), "/nonexistent", 1u << 28, {}};
     for (std::uint64_t k = first; k < std::min(keys, first + keys_per_bucket); ++k)
@@ -61,7 +61,7 @@ double recovery_seconds(const std::filesystem::path& dir, std::uint64_t buckets)
     }
   }
   bench::stopwatch clock;
-  const auto recovered = recover_data_dir(dir, true);
+  const auto recovered = recover_data_dir(dir, {});
   const double seconds = clock.seconds();
   if (recovered.buckets.size() != buckets) throw std::runtime_error("bench store: lost buckets");
   std::filesystem::remove_all(dir);

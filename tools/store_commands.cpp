@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "runtime/storage/data_dir_lock.hpp"
+#include "runtime/storage/printable_key.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "runtime/storage/store_inspection.hpp"
@@ -48,7 +49,7 @@ int run_put(const node_config& config, const std::string& key, const std::string
   store.flush();
   const auto status = result.get().at(0);
   if (status.ok()) return 0;
-  std::cerr << "spillway put: " << key << ": " << to_string(status) << "\n";
+  std::cerr << "spillway put: " << printable_key(key) << ": " << to_string(status) << "\n";
   return 1;
 }
 
@@ -56,7 +57,7 @@ int run_get(const node_config& config, const std::string& key) {
   node store{config};
   const auto result = store.read_values({key}).at(0);
   if (!result.status.ok()) {
-    std::cerr << "spillway get: " << key << ": " << to_string(result.status) << "\n";
+    std::cerr << "spillway get: " << printable_key(key) << ": " << to_string(result.status) << "\n";
     return 1;
   }
   std::cout.write(result.value.data(), static_cast<std::streamsize>(result.value.size()));
@@ -103,9 +104,10 @@ private:
     for (std::size_t i = 0; i < statuses.size(); ++i) {
       if (statuses[i].ok()) {
         ++acked_;
-        if (gen_.log_acked) std::cout << "acked " << b.keys[i] << "\n";
+        if (gen_.log_acked) std::cout << "acked " << printable_key(b.keys[i]) << "\n";
       } else if (failed_++ == 0) {
-        std::cerr << "spillway gen: " << b.keys[i] << ": " << to_string(statuses[i]) << "\n";
+        std::cerr << "spillway gen: " << printable_key(b.keys[i]) << ": "
+                  << to_string(statuses[i]) << "\n";
       }
     }
     if (gen_.log_acked) std::cout.flush();
@@ -145,18 +147,20 @@ int run_gen(const node_config& config, const gen_options& gen) {
 }
 
 int run_inspect(const node_config& config, bool verify) {
-  const data_dir_lock lock{config.storage.data_dir};  // no node may write meanwhile
+  // No node may write meanwhile.
+  const data_dir_lock lock{config.storage.data_dir, static_cast<mode_t>(config.storage.file_mode)};
   const auto r = inspect_store(config.storage.data_dir, verify);
   std::cout << "buckets " << r.buckets << "\nrecords " << r.records << "\nkeys " << r.keys
             << "\nfile bytes " << r.file_bytes << "\nlive bytes " << r.live_bytes
             << "\ngarbage bytes " << r.garbage_bytes << "\n";
   for (const auto& f : r.unsealed) std::cout << "unsealed " << f << " (recovery removes it)\n";
   for (const auto& d : r.damaged) std::cout << "damaged " << d << "\n";
+  for (const auto& u : r.unreadable) std::cout << "unreadable " << u << " (left in place)\n";
   for (const auto& b : r.bad_records)
-    std::cout << "bad record: bucket " << b.bucket_file << " key '" << b.key << "' offset "
-              << b.offset << ": " << b.problem << "\n";
+    std::cout << "bad record: bucket " << b.bucket_file << " key '" << printable_key(b.key)
+              << "' offset " << b.offset << ": " << b.problem << "\n";
   if (verify) std::cout << "verified: " << r.bad_records.size() << " bad records\n";
-  return r.bad_records.empty() && r.damaged.empty() ? 0 : 1;
+  return r.bad_records.empty() && r.damaged.empty() && r.unreadable.empty() ? 0 : 1;
 }
 
 }  // namespace spillway

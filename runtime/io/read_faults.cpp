@@ -23,6 +23,9 @@ int read_fault_dice::apply(const read_item& item, std::uint64_t done, int result
   return result;
 }
 
-bool read_fault_dice::fail_submit() { return roll(rates_.submit_failure); }
+int read_fault_dice::submit_fault() {
+  if (roll(rates_.submit_failure)) return -EIO;
+  return roll(rates_.submit_refusal) ? -EAGAIN : 0;
+}
 
 }  // namespace spillway

@@ -27,7 +27,9 @@ struct read_fault_rates {
   double eio = 0;
   double short_read = 0;
   double corrupt = 0;  // a byte of the data read is flipped
-  double submit_failure = 0;
+  double submit_failure = 0;  // the ring fails and is reset
+  double submit_refusal = 0;  // the kernel refuses for now (EAGAIN), taking no SQE
+  bool fail_reopen = false;   // a reset cannot set the ring up again (ENOMEM)
   std::uint64_t seed = 1;
 };
 
@@ -40,8 +42,10 @@ public:
   // `retried`, so its retry can finish it.
   int apply(const read_item& item, std::uint64_t done, int result, bool retried);
 
-  // Whether this ring submit is to fail (the io_uring engine only).
-  bool fail_submit();
+  // What this ring submit answers instead of reaching the kernel (the io_uring engine
+  // only): -EIO (a failed ring), -EAGAIN (a refusal), or 0 to reach it.
+  int submit_fault();
+  bool fail_reopen() const { return rates_.fail_reopen; }
 
 private:
   bool roll(double rate);

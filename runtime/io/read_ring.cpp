@@ -1,7 +1,8 @@
 // The loop, in TigerBeetle's order: fill the window, submit and wait, reap a fixed
-// batch of completions, act on each. Every errno has a decision: EINTR and EAGAIN wait
-// again, a short read is resubmitted once for its remainder, anything else is that
-// read's result; a failed submit resets the ring.
+// batch of completions, act on each. Every errno has a decision: EINTR, EAGAIN and EBUSY
+// wait again (only the SQEs the kernel took are in flight), a short read is resubmitted
+// once for its remainder, anything else is that read's result; a failed submit resets
+// the ring.
 #include "runtime/io/read_ring.hpp"
 
 #include <sys/syscall.h>
@@ -18,6 +19,14 @@ namespace {
 
 constexpr std::uint64_t wakeup_tag = 0;  // slot i completes with user_data i + 1
 constexpr unsigned reap_batch = 64;
+
+// A wait the kernel answers with a transient errno this many times in a row is given up:
+// a signal or a moment short of memory does not last a thousand tries.
+constexpr unsigned wait_failures_max = 1000;
+
+// Whether the kernel's answer is a failure of the ring, not "not now" (a signal, or no
+// memory or CQ space for the moment).
+bool ring_failed(int rc) { return rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY; }
 
 std::uint64_t now_ns() {
   timespec t{};
@@ -44,6 +53,7 @@ int clone_table(int dst_ring_fd, int src_ring_fd, std::uint32_t flags) {
 read_ring::read_ring(unsigned window, int wakeup_fd, read_fault_rates faults, done_fn done)
     : wakeup_fd_(wakeup_fd), slots_(window), faults_(faults), done_(std::move(done)) {
   for (std::uint32_t i = window; i-- > 0;) free_.push_back(i);
+  unconsumed_.reserve(window + 1);
   queue_.reserve(4 * window);
 }
 
@@ -73,6 +83,7 @@ void read_ring::close() {
   io_uring_unregister_buffers(&ring_);
   io_uring_queue_exit(&ring_);
   open_ = false;
+  unconsumed_.clear();
   cloned_ = false;
   has_own_table_ = false;
   registered_.assign(registered_.size(), false);
@@ -82,6 +93,7 @@ void read_ring::arm_wakeup() {
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // one entry is kept for it
   io_uring_prep_read(sqe, wakeup_fd_, &wakeup_count_, sizeof wakeup_count_, 0);
   io_uring_sqe_set_data64(sqe, wakeup_tag);
+  unconsumed_.push_back(wakeup_tag);
 }
 
 void read_ring::enqueue(const read_item& item, std::uint32_t client) {
@@ -89,12 +101,19 @@ void read_ring::enqueue(const read_item& item, std::uint32_t client) {
     queue_.clear();
     head_ = 0;
   }
-  queue_.emplace_back(item, client);
+  queue_.push_back({item, client, enqueued_++});
+}
+
+std::uint64_t read_ring::oldest_unfinished() const {
+  std::uint64_t oldest = head_ < queue_.size() ? queue_[head_].number : enqueued_;
+  for (const auto& s : slots_)
+    if (s.busy) oldest = std::min(oldest, s.read.number);
+  return oldest;
 }
 
 void read_ring::prepare(std::uint32_t index) {
   slot& s = slots_[index];
-  const auto& it = s.item;
+  const auto& it = s.read.item;
   auto* target = reinterpret_cast<void*>(it.address + s.done);
   const auto length = static_cast<unsigned>(it.length - s.done);
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -108,6 +127,7 @@ void read_ring::prepare(std::uint32_t index) {
     ++reads_plain_;
   }
   io_uring_sqe_set_data64(sqe, index + 1);
+  unconsumed_.push_back(index + 1);
   s.submitted = false;
 }
 
@@ -115,7 +135,7 @@ void read_ring::fill_window() {
   while (!free_.empty() && head_ < queue_.size()) {
     const auto index = free_.back();
     free_.pop_back();
-    slots_[index] = slot{queue_[head_].first, queue_[head_].second, 0, false, false, true};
+    slots_[index] = slot{queue_[head_], 0, false, false, true};
     ++head_;
     ++in_flight_;
     prepare(index);
@@ -124,19 +144,21 @@ void read_ring::fill_window() {
 
 void read_ring::complete(std::uint32_t index, int result) {
   slot& s = slots_[index];
-  result = faults_.apply(s.item, s.done, result, s.retried);
+  const auto& item = s.read.item;
+  result = faults_.apply(item, s.done, result, s.retried);
   if (result >= 0) s.done += static_cast<std::uint64_t>(result);
-  if (result >= 0 && s.done < s.item.length && !s.retried) {
+  if (result >= 0 && s.done < item.length && !s.retried) {
     s.retried = true;  // a short read: once more for the remainder
+    ++short_reads_;
     prepare(index);
     return;
   }
-  const int outcome = result < 0 ? result : s.done == s.item.length ? static_cast<int>(s.done)
-                                                                     : -EIO;
+  const int outcome = result < 0 ? result : s.done == item.length ? static_cast<int>(s.done)
+                                                                   : -EIO;
   s.busy = false;
   --in_flight_;
   free_.push_back(index);
-  done_(s.client, s.item.tag, outcome);
+  done_(s.read.client, item.tag, outcome);
 }
 
 // Handles what the ring has completed; returns whether the wakeup was among it.
@@ -158,8 +180,15 @@ bool read_ring::reap() {
   return woke;
 }
 
-void read_ring::mark_submitted() {
-  for (auto& s : slots_) s.submitted = s.submitted || s.busy;
+// The kernel takes SQEs in the order they were queued and leaves the rest in the SQ for
+// the next submit, whatever it answered: only what it took will complete.
+void read_ring::note_consumed() {
+  const unsigned left = io_uring_sq_ready(&ring_);
+  assert(left <= unconsumed_.size());
+  const auto taken = static_cast<std::ptrdiff_t>(unconsumed_.size() - left);
+  for (auto i = unconsumed_.begin(); i != unconsumed_.begin() + taken; ++i)
+    if (*i != wakeup_tag) slots_[*i - 1].submitted = true;
+  unconsumed_.erase(unconsumed_.begin(), unconsumed_.begin() + taken);
 }
 
 // The one place the ring waits, so the window's occupancy is measured here: the time
@@ -170,51 +199,86 @@ int read_ring::submit_and_wait() {
   const auto waited = now_ns() - start;
   if (in_flight_ > 0) busy_ns_ += waited;
   in_flight_ns_ += in_flight_ * waited;
+  note_consumed();
   return rc;
 }
 
 bool read_ring::run_once() {
+  assert(open_);
   fill_window();
-  const int rc = faults_.fail_submit() ? -EIO : submit_and_wait();
-  if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-    reset();
+  int rc = faults_.submit_fault();
+  if (rc == 0) rc = submit_and_wait();
+  if (ring_failed(rc)) {
+    reset_errno_ = -reset();
     return true;  // the owner re-reads its mailbox and asks for the table again
   }
-  mark_submitted();
+  if (rc == -EAGAIN || rc == -EBUSY) ++refused_submits_;
   const bool woke = reap();
   if (woke) arm_wakeup();
   return woke;
 }
 
-void read_ring::drain() {
-  while (in_flight_ > 0) {
-    if (submit_and_wait() < 0) continue;  // EINTR, EAGAIN: again
-    mark_submitted();
-    if (reap()) arm_wakeup();
+int read_ring::drain() {
+  for (unsigned failures = 0; in_flight_ > 0;) {
+    const int rc = submit_and_wait();
+    if (reap()) arm_wakeup();  // reaped whatever it answered: EBUSY may want CQ space
+    if (rc >= 0) failures = 0;
+    else if (ring_failed(rc) || ++failures == wait_failures_max) return rc;
   }
+  return 0;
+}
+
+// Waits, without submitting, for every read the kernel took to complete.
+int read_ring::wait_for_kernel() {
+  const auto kernel_has_one = [this] {
+    return std::any_of(slots_.begin(), slots_.end(), [](const slot& s) { return s.submitted; });
+  };
+  for (unsigned failures = 0; kernel_has_one();) {
+    io_uring_cqe* cqe = nullptr;
+    const int rc = io_uring_wait_cqe(&ring_, &cqe);
+    if (rc == 0) {
+      failures = 0;
+      reap();
+    } else if (ring_failed(rc) || ++failures == wait_failures_max) {
+      return rc;
+    }
+  }
+  return 0;
 }
 
 int read_ring::reset() {
-  // What the kernel has, it finishes; whatever is left goes back to the queue's front
-  // and starts over (a half-done short read is read again whole).
-  while (std::any_of(slots_.begin(), slots_.end(), [](const slot& s) { return s.submitted; })) {
-    io_uring_cqe* cqe = nullptr;
-    if (io_uring_wait_cqe(&ring_, &cqe) == 0) reap();
-  }
-  std::vector<std::pair<read_item, std::uint32_t>> unsent;
+  // What the kernel took, it finishes; whatever is left goes back to the queue's front
+  // and starts over (a half-done short read is read again whole). Should the kernel
+  // never answer the wait, its reads are given up to it: they read what they would
+  // have read anyway, into extents still waiting for it.
+  const int waited = wait_for_kernel();
+  std::vector<queued_read> unsent;
   for (std::uint32_t i = 0; i < slots_.size(); ++i) {
     auto& s = slots_[i];
     if (!s.busy) continue;
-    unsent.emplace_back(s.item, s.client);
-    s.busy = false;
+    unsent.push_back(s.read);
+    s = slot{};
     free_.push_back(i);
   }
   in_flight_ = 0;
+  // In their first order: the queue stays sorted by number, oldest at its head.
+  std::sort(unsent.begin(), unsent.end(),
+            [](const queued_read& a, const queued_read& b) { return a.number < b.number; });
   queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(head_), unsent.begin(),
                 unsent.end());
   ++resets_;
   close();
-  return open();
+  const int opened = faults_.fail_reopen() ? -ENOMEM : open();
+  return opened < 0 ? opened : waited;
+}
+
+std::vector<read_ring::queued_read> read_ring::take_queued() {
+  assert(!open_ && in_flight_ == 0);
+  std::vector<queued_read> rest(
+    queue_.begin() + static_cast<std::ptrdiff_t>(head_), queue_.end());
+  queue_.clear();
+  head_ = 0;
+  return rest;
 }
 
 int read_ring::adopt(int source_ring_fd, const std::vector<std::uint64_t>& addresses,

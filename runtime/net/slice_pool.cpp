@@ -28,6 +28,7 @@ slice_group* slice_pool::take() {
 void slice_pool::give_back(slice_group* group) {
   assert(group->pooled && free_.size() < free_.capacity());
   group->items.clear();  // keeps the capacity: the next fill allocates nothing
+  group->started = slice_group::not_started;
   free_.push_back(group);
 }
 

@@ -22,7 +22,10 @@ struct slice_group {
   std::uint64_t batch = 0;    // the slicer's batch every slice of the group belongs to
   std::uint32_t lane = 0;     // index of the lane it was last posted to
   // Set by the transport when it starts the first slice: "on the wire" for the bench.
-  transfer_clock::time_point started{};
+  // A group comes back without it when no transport started it (the peer unreachable,
+  // no lane left), and a pooled one must not keep an earlier batch's.
+  static constexpr auto not_started = transfer_clock::time_point::max();
+  transfer_clock::time_point started = not_started;
 
   // The next slice of a pooled group; the caller checks full() first.
   slice& append() {

@@ -148,7 +148,7 @@ void tcp_lane::run(slice_group& group) {
     const int ready = ::poll(&p, 1, static_cast<int>(slice_timeout_.count()));
     if (ready == 0) return fail_rest(x, {transfer_error::timeout, 0});
     if (ready < 0 && errno == EINTR) continue;
-    errno = 0;
+    // errno is poll's, or that of the send or receive that failed (0: end of stream).
     if (ready < 0 || !push(x) || !pull(x))
       return fail_rest(x, {transfer_error::lane_closed, errno});
   }

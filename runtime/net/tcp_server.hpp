@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -32,6 +33,8 @@ public:
   tcp_server& operator=(const tcp_server&) = delete;
 
   std::uint16_t port() const { return port_; }
+  // Accepts that failed for want of a descriptor or of memory (EMFILE, ENFILE, ...).
+  std::uint64_t accept_failures() const { return accept_failures_; }
 
 private:
   struct session {
@@ -48,7 +51,9 @@ private:
   unique_fd listener_;
   std::uint16_t port_ = 0;
   std::atomic<std::uint64_t> served_{0};
-  std::mutex mutex_;  // guards sessions_ and each session's fd
+  std::atomic<std::uint64_t> accept_failures_{0};
+  std::mutex mutex_;  // guards sessions_, each session's fd and stopping_
+  std::condition_variable woken_;  // stopping_ set: ends the acceptor's pause
   std::list<session> sessions_;
   bool stopping_ = false;
   std::thread acceptor_;

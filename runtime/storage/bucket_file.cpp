@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
 namespace {
@@ -24,13 +25,21 @@ std::string hex_id(std::uint64_t id) {
   return text;
 }
 
-// Reads exactly `size` bytes at `offset`; an empty string or what went wrong.
-std::string read_at(int fd, std::uint64_t offset, std::byte* out, std::size_t size) {
+// A decoder's verdict: an empty string is no problem.
+bucket_problem damaged(std::string what) {
+  const bool is_damaged = !what.empty();
+  return {std::move(what), is_damaged};
+}
+bucket_problem unreadable(std::string what) { return {std::move(what), false}; }
+
+// Reads exactly `size` bytes at `offset`. A file shorter than its size said a moment
+// ago is being changed by someone else: unreadable, not damaged.
+bucket_problem read_at(int fd, std::uint64_t offset, std::byte* out, std::size_t size) {
   for (std::size_t done = 0; done < size;) {
     const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::string{"read failed: "} + std::strerror(errno);
-    if (n == 0) return "file ends early";
+    if (n < 0) return unreadable(std::string{"read failed: "} + std::strerror(errno));
+    if (n == 0) return unreadable("file ends early");
     done += static_cast<std::size_t>(n);
   }
   return {};
@@ -57,29 +66,30 @@ std::optional<std::uint64_t> parse_bucket_file_name(const std::string& name) {
   return id;
 }
 
-std::string read_bucket_index(const std::filesystem::path& path, bucket_index& out) {
+bucket_problem read_bucket_index(const std::filesystem::path& path, bucket_index& out) {
   using namespace bucket_format;
-  const unique_fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (!file) return std::string{"cannot open: "} + std::strerror(errno);
+  const unique_fd file{open_regular_file(path, O_RDONLY | O_CLOEXEC)};
+  if (!file) return unreadable("cannot open: " + open_error_text(errno));
   struct stat st{};
-  if (::fstat(file.get(), &st) != 0) return std::string{"cannot stat: "} + std::strerror(errno);
+  if (::fstat(file.get(), &st) != 0)
+    return unreadable(std::string{"cannot stat: "} + std::strerror(errno));
   out.file_size = static_cast<std::uint64_t>(st.st_size);
   if (out.file_size % page_size != 0 || out.file_size < 2 * page_size)
-    return "size " + std::to_string(out.file_size) + " is not a whole number of pages, at least 2";
+    return damaged("size " + std::to_string(out.file_size) +
+                   " is not a whole number of pages, at least 2");
 
   std::vector<std::byte> page(page_size);
   if (auto e = read_at(file.get(), 0, page.data(), page_size); !e.empty()) return e;
-  if (auto e = decode_header(page, out.header); !e.empty()) return e;
+  if (auto e = decode_header(page, out.header); !e.empty()) return damaged(e);
   if (auto e = read_at(file.get(), out.file_size - page_size, page.data(), page_size); !e.empty())
     return e;
-  if (auto e = decode_footer(page, out.footer); !e.empty()) return e;
-  if (out.footer.index_offset + align_up(out.footer.index_size) != out.file_size - page_size)
-    return "index does not end where the footer starts";
+  if (auto e = decode_footer(page, out.footer); !e.empty()) return damaged(e);
+  if (auto e = check_index_extent(out.footer, out.file_size); !e.empty()) return damaged(e);
 
   std::vector<std::byte> index(out.footer.index_size);
   if (auto e = read_at(file.get(), out.footer.index_offset, index.data(), index.size()); !e.empty())
     return e;
-  return decode_index(index, out.footer, out.entries);
+  return damaged(decode_index(index, out.footer, out.entries));
 }
 
 }  // namespace spillway

@@ -33,8 +33,17 @@ struct bucket_index {
   std::uint64_t file_size = 0;
 };
 
-// Reads and checks the header, the footer and the index of a sealed bucket file.
-// Returns an empty string when it is whole, else what is wrong with it.
-std::string read_bucket_index(const std::filesystem::path& path, bucket_index& out);
+// What keeps a bucket file from being served, if anything. `damaged`: its bytes
+// contradict the format, which no retry changes; otherwise it could not be read (an
+// open or read error, not a regular file), which may pass.
+struct bucket_problem {
+  std::string what;  // empty: the file is whole
+  bool damaged = false;
+  bool empty() const { return what.empty(); }
+};
+
+// Reads and checks the header, the footer and the index of a sealed bucket file. Every
+// size and offset in them is checked against the file's real size before it is used.
+bucket_problem read_bucket_index(const std::filesystem::path& path, bucket_index& out);
 
 }  // namespace spillway

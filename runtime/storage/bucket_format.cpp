@@ -3,9 +3,11 @@
 #include "runtime/storage/bucket_format.hpp"
 
 #include <bit>
+#include <cassert>
 #include <cstring>
 
 #include "runtime/storage/crc32c.hpp"
+#include "runtime/storage/printable_key.hpp"
 
 namespace spillway::bucket_format {
 namespace {
@@ -163,15 +165,31 @@ std::string decode_footer(const_bytes page, footer& out) {
   return {};
 }
 
+std::string check_index_extent(const footer& f, std::uint64_t file_size) {
+  assert(file_size >= 2 * page_size);
+  const std::uint64_t footer_offset = file_size - page_size;
+  if (f.index_offset > footer_offset)
+    return "index offset " + std::to_string(f.index_offset) + " is past the footer at " +
+           std::to_string(footer_offset);
+  // Subtracted, never added: a crafted size near 2^64 must not wrap into the file.
+  const std::uint64_t room = footer_offset - f.index_offset;
+  if (f.index_size > room)
+    return "index size " + std::to_string(f.index_size) + " exceeds the " +
+           std::to_string(room) + " bytes before the footer";
+  if (align_up(f.index_size) != room) return "index does not end where the footer starts";
+  return {};
+}
+
 // Checks one entry against the layout: records are page-aligned, in file order, and
-// end before the index starts.
+// end before the index starts. Subtracted, never added, so no offset can wrap.
 static std::string check_entry(const index_entry& e, std::uint64_t record_area_start,
                                std::uint64_t index_offset) {
   if (e.key.empty() || e.key.size() > max_key_size) return "index entry has a bad key length";
-  if (e.offset % page_size != 0 || e.offset < record_area_start)
-    return "index entry for '" + e.key + "' points at offset " + std::to_string(e.offset);
-  if (e.offset + record_size(e.key.size(), e.value_size) > index_offset)
-    return "index entry for '" + e.key + "' runs into the index";
+  if (e.offset % page_size != 0 || e.offset < record_area_start || e.offset > index_offset)
+    return "index entry for '" + printable_key(e.key) + "' points at offset " +
+           std::to_string(e.offset);
+  if (record_size(e.key.size(), e.value_size) > index_offset - e.offset)
+    return "index entry for '" + printable_key(e.key) + "' runs into the index";
   return {};
 }
 

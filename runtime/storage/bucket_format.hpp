@@ -112,6 +112,10 @@ std::uint32_t encode_index(std::span<const index_entry> entries, bytes out);
 // Decoders return an empty string when the bytes are valid, else what is wrong.
 std::string decode_header(const_bytes page, header& out);
 std::string decode_footer(const_bytes page, footer& out);
+// The index must lie between the header page and the footer page of a file of
+// `file_size` bytes (whole pages, at least 2) and end, padded, where the footer starts.
+// Checked before footer.index_size sizes anything.
+std::string check_index_extent(const footer& f, std::uint64_t file_size);
 // `index` holds footer.index_size bytes of entries; each entry is checked against the
 // file's layout (page-aligned records, in order, inside the record area).
 std::string decode_index(const_bytes index, const footer& f, std::vector<index_entry>& out);

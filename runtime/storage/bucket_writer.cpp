@@ -26,6 +26,10 @@ namespace bf = bucket_format;
 // Four slots of 4 MiB: writes big enough to stream, three in flight while one fills.
 constexpr std::size_t slot_count = 4;
 constexpr std::size_t slot_size = 4u << 20;
+// The buffer of records larger than a slot is kept for the next one up to the slots'
+// own size; a larger one is unmapped once written, or one huge value would keep its
+// size mapped for the writer's life.
+constexpr std::size_t large_kept_max = slot_count * slot_size;
 
 // Page-aligned anonymous memory, hugepage-backed where THP allows, so a write's pages
 // are few and contiguous (the disk splits a request at 254 segments).
@@ -171,6 +175,7 @@ struct bucket_writer::state {
     }
     write_now(large.data, n, size);
     size += n;
+    if (large.size > large_kept_max) large.release();
   }
 
   // -- file ----------------------------------------------------------------------
@@ -178,7 +183,7 @@ struct bucket_writer::state {
   int open_tmp() {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
     if (!opts.refuse_o_direct) {
-      fd.reset(::open(tmp_path.c_str(), flags | O_DIRECT, 0644));
+      fd.reset(::open(tmp_path.c_str(), flags | O_DIRECT, opts.file_mode));
       if (fd || errno != EINVAL) return fd ? 0 : errno;
       ::unlink(tmp_path.c_str());
     }
@@ -186,7 +191,7 @@ struct bucket_writer::state {
     if (!said) spdlog::warn("{}: O_DIRECT refused, writing through the page cache",
                             opts.dir.string());
     said = true;
-    fd.reset(::open(tmp_path.c_str(), flags, 0644));
+    fd.reset(::open(tmp_path.c_str(), flags, opts.file_mode));
     return fd ? 0 : errno;
   }
 

@@ -31,6 +31,7 @@ public:
     std::uint64_t node_id = 1;
     bool use_uring = true;
     bool refuse_o_direct = false;  // fault injection: act as if O_DIRECT gave EINVAL
+    unsigned file_mode = 0600;     // of the bucket files (less what the umask masks)
   };
 
   explicit bucket_writer(options opts);

@@ -1,6 +1,9 @@
 #include "runtime/storage/recovery.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <system_error>
 
 #include <spdlog/spdlog.h>
@@ -8,42 +11,102 @@
 namespace spillway {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr const char* quarantine_dir = "quarantine";
 
-// A file's verdict; an empty reason means it is a whole, sealed bucket.
-std::string check_file(const std::filesystem::path& path, std::uint64_t id_in_name,
-                       bucket_index& index) {
-  if (path.extension() == ".tmp") return "never sealed (.tmp)";
-  if (auto problem = read_bucket_index(path, index); !problem.empty()) return problem;
-  if (index.header.bucket_id != id_in_name) return "header names another bucket id";
+// A file's verdict; an empty one means it is a whole, sealed bucket. The type is the
+// directory entry's own (lstat), so a symlink or a FIFO is never opened here, and
+// read_bucket_index refuses one swapped in since.
+bucket_problem check_file(const fs::directory_entry& entry, std::uint64_t id_in_name,
+                          bucket_index& index) {
+  std::error_code ec;
+  const auto type = entry.symlink_status(ec).type();
+  if (type == fs::file_type::symlink) return {"a symlink, which is not followed", false};
+  if (type != fs::file_type::regular) return {"not a regular file", false};
+  if (entry.path().extension() == ".tmp") return {"never sealed (.tmp)", true};
+  if (auto problem = read_bucket_index(entry.path(), index); !problem.empty()) return problem;
+  if (index.header.bucket_id != id_in_name) return {"header names another bucket id", true};
   return {};
 }
 
-void set_aside(const rejected_file& file, const std::filesystem::path& dir, bool quarantine) {
+// quarantine/ as a directory of the node's own: created with `mode`, and never through
+// a symlink, which would send damaged files, and the values in them, where it points.
+std::error_code make_quarantine(const fs::path& dir, mode_t mode) {
+  const auto path = dir / quarantine_dir;
+  if (::mkdir(path.c_str(), mode) == 0) return {};
+  if (errno != EEXIST) return {errno, std::system_category()};
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) return {errno, std::system_category()};
+  return S_ISDIR(st.st_mode) ? std::error_code{} : std::make_error_code(std::errc::not_a_directory);
+}
+
+void set_aside(const rejected_file& file, const fs::path& dir, const recovery_options& options) {
   std::error_code ec;
-  if (quarantine) {
-    std::filesystem::create_directories(dir / quarantine_dir, ec);
-    if (!ec) std::filesystem::rename(file.path, dir / quarantine_dir / file.path.filename(), ec);
+  if (options.quarantine) {
+    ec = make_quarantine(dir, options.dir_mode);
+    if (!ec) fs::rename(file.path, dir / quarantine_dir / file.path.filename(), ec);
   } else {
-    std::filesystem::remove(file.path, ec);
+    fs::remove(file.path, ec);
   }
   const std::string failed = ec ? " (and that failed: " + ec.message() + ")" : "";
-  spdlog::warn("recovery: {} {}: {}{}", quarantine ? "quarantined" : "removed",
+  spdlog::warn("recovery: {} {}: {}{}", options.quarantine ? "quarantined" : "removed",
                file.path.string(), file.reason, failed);
 }
 
-recovered_store scan(const std::filesystem::path& dir) {
+struct quarantined_file {
+  fs::path path;
+  std::uint64_t sequence = 0;
+  std::uint64_t size = 0;
+};
+
+// The files the node put in quarantine/, oldest first. Their names count towards
+// highest_sequence: an id must never be handed out twice.
+std::vector<quarantined_file> list_quarantine(const fs::path& dir, recovered_store& store) {
+  std::vector<quarantined_file> files;
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(dir / quarantine_dir, ec))) return files;
+  for (const auto& entry : fs::directory_iterator{dir / quarantine_dir, ec}) {
+    const auto id = parse_bucket_file_name(entry.path().filename().string());
+    if (!id) continue;
+    store.highest_sequence = std::max(store.highest_sequence, bucket_sequence(*id));
+    if (!fs::is_regular_file(entry.symlink_status(ec))) continue;
+    const auto size = entry.file_size(ec);
+    files.push_back({entry.path(), bucket_sequence(*id), ec ? 0 : size});
+  }
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return a.sequence < b.sequence; });
+  return files;
+}
+
+// Removes quarantined files, oldest first, until they and the buckets fit the quota.
+void trim_quarantine(const fs::path& dir, std::uint64_t quota_bytes, recovered_store& store) {
+  const auto files = list_quarantine(dir, store);
+  std::uint64_t bucket_bytes = 0;
+  for (const auto& b : store.buckets) bucket_bytes += b.index.file_size;
+  for (const auto& f : files) store.quarantine_bytes += f.size;
+  for (const auto& f : files) {
+    if (bucket_bytes + store.quarantine_bytes <= quota_bytes) break;
+    std::error_code ec;
+    if (!fs::remove(f.path, ec)) continue;
+    store.quarantine_bytes -= f.size;
+    spdlog::info("recovery: removed {} from quarantine: over the quota", f.path.string());
+  }
+}
+
+recovered_store scan(const fs::path& dir) {
   recovered_store store;
-  for (const auto& entry : std::filesystem::directory_iterator{dir}) {
-    if (!entry.is_regular_file()) continue;
+  for (const auto& entry : fs::directory_iterator{dir}) {
     const auto id = parse_bucket_file_name(entry.path().filename().string());
     if (!id) continue;
     store.highest_sequence = std::max(store.highest_sequence, bucket_sequence(*id));
     recovered_bucket bucket{entry.path(), {}};
-    if (auto reason = check_file(entry.path(), *id, bucket.index); !reason.empty())
-      store.rejected.push_back({entry.path(), std::move(reason)});
-    else
+    auto problem = check_file(entry, *id, bucket.index);
+    if (problem.empty())
       store.buckets.push_back(std::move(bucket));
+    else
+      (problem.damaged ? store.rejected : store.unreadable)
+        .push_back({entry.path(), std::move(problem.what)});
   }
   std::sort(store.buckets.begin(), store.buckets.end(), [](const auto& a, const auto& b) {
     return a.index.header.bucket_id < b.index.header.bucket_id;
@@ -53,17 +116,14 @@ recovered_store scan(const std::filesystem::path& dir) {
 
 }  // namespace
 
-recovered_store scan_data_dir(const std::filesystem::path& dir) { return scan(dir); }
+recovered_store scan_data_dir(const fs::path& dir) { return scan(dir); }
 
-recovered_store recover_data_dir(const std::filesystem::path& dir, bool quarantine) {
+recovered_store recover_data_dir(const fs::path& dir, const recovery_options& options) {
   auto store = scan(dir);
-  for (const auto& file : store.rejected) set_aside(file, dir, quarantine);
-  // Quarantined names count too: an id must never be handed out twice.
-  std::error_code ec;
-  if (std::filesystem::is_directory(dir / quarantine_dir, ec))
-    for (const auto& entry : std::filesystem::directory_iterator{dir / quarantine_dir})
-      if (auto id = parse_bucket_file_name(entry.path().filename().string()))
-        store.highest_sequence = std::max(store.highest_sequence, bucket_sequence(*id));
+  for (const auto& file : store.rejected) set_aside(file, dir, options);
+  for (const auto& file : store.unreadable)
+    spdlog::warn("recovery: left {} in place, not served: {}", file.path.string(), file.reason);
+  trim_quarantine(dir, options.quota_bytes, store);
   return store;
 }
 

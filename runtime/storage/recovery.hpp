@@ -1,8 +1,12 @@
 // What a node finds in its data dir at start. Every sealed bucket file is checked
-// (header, footer, index crc) without reading its values; .tmp files (writes that
-// never sealed) and files that fail are set aside in quarantine/ or removed, each
-// logged with its reason. The catalog is rebuilt from what survives.
+// (header, footer, index crc) without reading its values. Files proven damaged, and
+// .tmp files (writes that never sealed), are set aside in quarantine/ or removed; files
+// that could not be read (an open or read error, a symlink, a FIFO) stay where they are
+// for the next start. Each is logged with its reason. The catalog is rebuilt from what
+// survives.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -25,12 +29,21 @@ struct rejected_file {
 
 struct recovered_store {
   std::vector<recovered_bucket> buckets;  // in bucket id order: later ones win a key
-  std::vector<rejected_file> rejected;
+  std::vector<rejected_file> rejected;    // damaged or never sealed: set aside
+  std::vector<rejected_file> unreadable;  // left in place, not served
   std::uint64_t highest_sequence = 0;     // of every bucket or tmp file seen
+  std::uint64_t quarantine_bytes = 0;     // what quarantine/ still holds
 };
 
-// `quarantine`: move rejected files to <dir>/quarantine/ rather than unlink them.
-recovered_store recover_data_dir(const std::filesystem::path& dir, bool quarantine);
+struct recovery_options {
+  bool quarantine = true;  // move rejected files to <dir>/quarantine/ rather than unlink them
+  // The room for the buckets found and quarantine/ together: quarantined files go,
+  // oldest first, until both fit (damaged copies are worth less than cached values).
+  std::uint64_t quota_bytes = UINT64_MAX;
+  mode_t dir_mode = 0700;  // of quarantine/, when it is created
+};
+
+recovered_store recover_data_dir(const std::filesystem::path& dir, const recovery_options& options);
 
 // Scans without changing anything, for `spillway inspect`.
 recovered_store scan_data_dir(const std::filesystem::path& dir);

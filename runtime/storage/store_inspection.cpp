@@ -3,20 +3,20 @@
 #include <fcntl.h>
 
 #include <cerrno>
-#include <cstring>
 #include <unordered_map>
 
 #include "runtime/storage/record_reader.hpp"
 #include "runtime/storage/recovery.hpp"
+#include "runtime/storage/regular_file.hpp"
 #include "runtime/io/unique_fd.hpp"
 
 namespace spillway {
 namespace {
 
 void verify_bucket(const recovered_bucket& bucket, store_inspection& out) {
-  const unique_fd fd{::open(bucket.path.c_str(), O_RDONLY | O_CLOEXEC)};
+  const unique_fd fd{open_regular_file(bucket.path, O_RDONLY | O_CLOEXEC)};
   if (!fd) {
-    out.bad_records.push_back({bucket.path.filename(), "", 0, std::strerror(errno)});
+    out.bad_records.push_back({bucket.path.filename(), "", 0, open_error_text(errno)});
     return;
   }
   std::string value;
@@ -51,6 +51,8 @@ store_inspection inspect_store(const std::filesystem::path& data_dir, bool verif
     if (r.path.extension() == ".tmp") out.unsealed.push_back(r.path.filename());
     else out.damaged.push_back(r.path.filename().string() + ": " + r.reason);
   }
+  for (const auto& r : store.unreadable)
+    out.unreadable.push_back(r.path.filename().string() + ": " + r.reason);
   out.verified = verify;
   return out;
 }

@@ -1,0 +1,129 @@
+// The tcp blocks (runtime/net) under a process's own limits: a lane whose poll fails
+// says why, a server out of descriptors waits instead of spinning. Each case lowers
+// RLIMIT_NOFILE in a forked child, where nothing else of the test runs, and the child's
+// exit code is its verdict.
+#include <doctest/doctest.h>
+
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "runtime/net/slice_pool.hpp"
+#include "runtime/net/tcp_frame.hpp"
+#include "runtime/net/tcp_lane.hpp"
+#include "runtime/net/tcp_server.hpp"
+#include "runtime/net/tcp_socket.hpp"
+
+namespace spillway {
+namespace {
+
+constexpr unsigned child_limit_s = 20;  // SIGALRM ends a child that hangs
+
+// Runs `verdict` in a forked child; its return value (0-255) or -1 when it died.
+int in_child(const std::function<int()>& verdict) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::alarm(child_limit_s);
+    ::_exit(verdict());
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void limit_descriptors(rlim_t count) {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = count;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+struct served_segment {
+  std::vector<std::byte> memory = std::vector<std::byte>(4096);
+  std::shared_ptr<segment_table> segments = std::make_shared<segment_table>();
+  std::uint64_t id = segments->add(memory.data(), memory.size()).id;
+};
+
+// One 16-byte write to the segment through `lane`: the slice's status.
+transfer_status write_once(tcp_lane& lane, std::uint64_t segment) {
+  std::byte bytes[16]{};
+  slice_pool pool{1, 1};
+  auto* group = pool.take();
+  auto& s = group->append();
+  s = {transfer_op::write, 1, {}, sizeof bytes, 0, bytes, segment, 0};
+  lane.run(*group);
+  return s.status;
+}
+
+TEST_SUITE("transfer-tcp") {
+
+// poll() fails with EINVAL when its one descriptor is over RLIMIT_NOFILE (0 here).
+TEST_CASE("a lane whose poll fails reports poll's errno") {
+  served_segment owner;
+  tcp_server server{owner.segments, "127.0.0.1", 0, {}};
+  const int lane_errno = in_child([&] {
+    tcp_lane lane{"127.0.0.1", server.port(), std::chrono::seconds(5)};
+    if (!write_once(lane, owner.id).ok()) return 255;  // connected and moved
+    limit_descriptors(0);
+    const auto failed = write_once(lane, owner.id);
+    return failed.error == transfer_error::lane_closed ? failed.sys_errno : 254;
+  });
+  CHECK(lane_errno == EINVAL);
+}
+
+// A connection the server cannot accept stays queued, so accept() fails again at
+// once: without a pause the acceptor spins a core for as long as descriptors are short.
+// The child's verdict: accept failures in a 300 ms window (few when it waits between
+// tries), 200 when accept never failed, 201 when the connection was not served once
+// descriptors were back.
+TEST_CASE("a tcp server out of descriptors waits between accepts and serves once it can") {
+  const int verdict = in_child([] {
+    served_segment owner;
+    tcp_server server{owner.segments, "127.0.0.1", 0, {}};
+    unique_fd client{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+    const int lowest_free = ::dup(0);
+    ::close(lowest_free);
+    limit_descriptors(static_cast<rlim_t>(lowest_free));  // no descriptor for accept
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(server.port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(client.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+      return 202;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (server.accept_failures() == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    if (server.accept_failures() == 0) return 200;
+    const auto before = server.accept_failures();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the window measured
+    const auto in_window = server.accept_failures() - before;
+    limit_descriptors(lowest_free + 64);
+    const timeval patience{10, 0};
+    ::setsockopt(client.get(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    const std::byte payload[16]{};
+    const auto header = encode_frame({frame_kind::write, {}, 1, owner.id, 0, sizeof payload});
+    frame_bytes status;
+    if (!send_all(client.get(), header.data(), header.size()) ||
+        !send_all(client.get(), payload, sizeof payload) ||
+        !recv_all(client.get(), status.data(), status.size()))
+      return 201;
+    return static_cast<int>(std::min<std::uint64_t>(in_window, 199));
+  });
+  CHECK(verdict <= 10);
+}
+
+}  // TEST_SUITE
+
+}  // namespace
+}  // namespace spillway

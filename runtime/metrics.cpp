@@ -1,6 +1,8 @@
 #include "runtime/metrics.hpp"
 
+#include <array>
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -20,8 +22,11 @@ public:
     return *this;
   }
 
-  exposition& sample(double value, const labels& with = {}) {
-    text_.append(name_);
+  exposition& sample(double value, const labels& with = {}) { return sample_of(name_, value, with); }
+
+  // A sample named other than its family: a histogram's _bucket, _sum and _count.
+  exposition& sample_of(std::string_view name, double value, const labels& with = {}) {
+    text_.append(name);
     if (!with.empty()) {
       text_ += '{';
       for (std::size_t i = 0; i < with.size(); ++i) {
@@ -44,6 +49,13 @@ public:
 
   std::string take() { return std::move(text_); }
 
+  // Prometheus values are floats: integers print as integers, the rest to 15 digits.
+  static std::string number(double value) {
+    std::array<char, 32> text{};
+    std::snprintf(text.data(), text.size(), "%.15g", value);
+    return text.data();
+  }
+
 private:
   // Label values escape backslash, quote and newline (the format's rule).
   static std::string escaped(std::string_view value) {
@@ -54,12 +66,6 @@ private:
       else out += c;
     }
     return out;
-  }
-
-  static std::string number(double value) {
-    const auto whole = static_cast<std::uint64_t>(value);
-    if (value >= 0 && static_cast<double>(whole) == value) return std::to_string(whole);
-    return std::to_string(value);
   }
 
   std::string text_;
@@ -143,6 +149,42 @@ void arena_metrics(exposition& out, const arena_stats& a) {
     .sample(1, {{"kind", a.pages}});
 }
 
+// Prometheus histograms are cumulative: each bucket counts everything up to its bound.
+void histogram(exposition& out, std::string_view name, std::string_view help,
+               const latency_histogram& h) {
+  out.family(name, "histogram", help);
+  const std::string bucket = std::string(name) + "_bucket";
+  std::uint64_t below = 0;
+  for (std::size_t i = 0; i < h.counts.size(); ++i) {
+    below += h.counts[i];
+    const auto bound = i < latency_bounds_s.size() ? exposition::number(latency_bounds_s[i]) : "+Inf";
+    out.sample_of(bucket, static_cast<double>(below), {{"le", bound}});
+  }
+  out.sample_of(std::string(name) + "_sum", static_cast<double>(h.sum_ns) / ns_per_s);
+  out.sample_of(std::string(name) + "_count", static_cast<double>(below));
+}
+
+// Per-key outcomes by status, and the bytes and latencies of gets and puts.
+void io_metrics(exposition& out, const io_stats& io) {
+  auto by_status = [&out](std::string_view name, std::string_view help,
+                          const std::vector<std::uint64_t>& keys) {
+    out.family(name, "counter", help);
+    for (std::size_t e = 0; e < keys.size(); ++e)
+      out.sample(static_cast<double>(keys[e]), {{"status", name_of(static_cast<key_error>(e))}});
+  };
+  by_status("spillway_read_keys_total", "Keys asked for in batch gets, by what became of them",
+            io.read_keys);
+  out.counter("spillway_read_bytes_total", "Value bytes handed out by batch gets, checked",
+              static_cast<double>(io.read_bytes));
+  histogram(out, "spillway_get_batch_seconds", "Time from a batch get to its answer",
+            io.get_latency);
+  by_status("spillway_written_keys_total", "Keys put, by what became of them", io.written_keys);
+  out.counter("spillway_written_bytes_total", "Value bytes of puts sealed and published",
+              static_cast<double>(io.written_bytes));
+  histogram(out, "spillway_put_seconds", "Time from a put to its answer (sealed and published)",
+            io.put_latency);
+}
+
 }  // namespace
 
 std::string prometheus_text(const metric_sources& sources) {
@@ -150,6 +192,7 @@ std::string prometheus_text(const metric_sources& sources) {
   reader_metrics(out, sources.node);
   store_metrics(out, sources.store);
   arena_metrics(out, sources.arena);
+  io_metrics(out, sources.io);
   return out.take();
 }
 

@@ -15,6 +15,7 @@ struct metric_sources {
   node_stats node;       // the supervisor: readers
   catalog_stats store;   // the catalog: keys, buckets, eviction
   arena_stats arena;     // the arena: memory and leases
+  io_stats io;           // the meter: what the batches and the writer did
 };
 
 std::string prometheus_text(const metric_sources& sources);

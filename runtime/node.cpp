@@ -25,6 +25,7 @@
 
 #include "actors/arena.hpp"
 #include "actors/catalog.hpp"
+#include "actors/meter.hpp"
 #include "actors/reader.hpp"
 #include "actors/registrar.hpp"
 #include "actors/supervisor.hpp"
@@ -56,6 +57,7 @@ struct node::impl {
   writer_actor writer;
   registrar_actor registrar;
   arena_actor arena;
+  meter_actor meter;
   std::vector<caf::actor> listeners;    // on_evicted callbacks
   std::unique_ptr<transfer_engine> transfer;
   std::uint16_t port = 0;
@@ -233,7 +235,8 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   // The catalog has loaded every recovered key once it answers. Asked before the arena
   // starts zeroing its pages, which would slow that load down (actors/arena.cpp).
   i.ask<catalog_stats>(i.catalog, stats_atom_v);
-  i.writer = spawn_writer(*i.system, writing, i.catalog);
+  i.meter = spawn_meter(*i.system);
+  i.writer = spawn_writer(*i.system, writing, i.catalog, i.meter);
   const auto chunks = static_cast<std::uint32_t>(
     (c.read.arena_size + c.read.arena_chunk - 1) / c.read.arena_chunk);
   i.registrar = spawn_registrar(*i.system, chunks);
@@ -249,7 +252,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
                                                                std::uint32_t index) {
       return spawn_reader(system, index, read, faults, registrar);
     },
-    {i.catalog, i.writer, i.registrar, i.arena});
+    {i.catalog, i.writer, i.registrar, i.arena, i.meter});
   try {
     if (!c.node.listen.empty()) i.port = publish(*i.system, i.supervisor, c.node.listen);
     if (!c.node.metrics_listen.empty())
@@ -280,7 +283,8 @@ void node::stop_services() {
   auto& i = *impl_;
   i.transfer.reset();  // its routes and services, before the actors are awaited
   for (auto a : {caf::actor_cast<caf::actor>(i.writer), caf::actor_cast<caf::actor>(i.catalog),
-                 caf::actor_cast<caf::actor>(i.registrar), caf::actor_cast<caf::actor>(i.arena)})
+                 caf::actor_cast<caf::actor>(i.registrar), caf::actor_cast<caf::actor>(i.arena),
+                 caf::actor_cast<caf::actor>(i.meter)})
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   for (const auto& l : i.listeners) caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
   i.supervisor = nullptr;
@@ -288,6 +292,7 @@ void node::stop_services() {
   i.writer = nullptr;
   i.registrar = nullptr;
   i.arena = nullptr;
+  i.meter = nullptr;
   i.listeners.clear();
   i.system->await_all_actors_done();
   i.system.reset();
@@ -300,7 +305,11 @@ std::uint16_t node::listen_port() const { return impl_->port; }
 
 std::uint16_t node::metrics_port() const { return impl_->metrics ? impl_->metrics->port() : 0; }
 
-std::string node::metrics() { return prometheus_text({stats(), store_stats(), read_stats()}); }
+io_stats node::io() { return impl_->ask<io_stats>(impl_->meter, stats_atom_v); }
+
+std::string node::metrics() {
+  return prometheus_text({stats(), store_stats(), read_stats(), io()});
+}
 
 std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
                                                std::vector<std::string> values) {

@@ -122,6 +122,8 @@ public:
   node_stats stats();
   catalog_stats store_stats();
   arena_stats read_stats();
+  // Keys and bytes read and written, per-key errors by kind, get and put latencies.
+  io_stats io();
   // All of them as Prometheus text (runtime/metrics.hpp), as /metrics serves it.
   std::string metrics();
 

@@ -56,6 +56,7 @@ struct batch_state {
   get_reply reply;
   caf::typed_response_promise<get_reply> promise;
   caf::actor holder;                        // who the reply goes to: reads the leases
+  std::chrono::steady_clock::time_point asked;
   std::vector<pinned_bucket> buckets;
   std::vector<read_plan> plans;
   std::vector<std::uint64_t> reader_bytes;  // outstanding per reader
@@ -384,6 +385,20 @@ void on_resolved(batch_pointer self, resolve_reply& where) {
   pin_buckets(self);
 }
 
+// Tells the meter what this batch did: keys by status, bytes handed out, time taken.
+void report(const batch_state& st) {
+  if (!st.context.meter) return;
+  const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+    std::chrono::steady_clock::now() - st.asked);
+  io_report r{false, std::vector<std::uint32_t>(key_error_count), 0,
+              static_cast<std::uint64_t>(took.count())};
+  for (const auto& item : st.reply.items) {
+    ++r.keys[static_cast<std::size_t>(item.status.error)];
+    if (item.status.ok()) r.bytes += item.size;
+  }
+  caf::anon_send(st.context.meter, std::move(r));
+}
+
 void finish_if_done(batch_pointer self) {
   auto& st = self->state;
   if (st.open_reads != 0 || st.pins_missing != 0 || !st.promise.pending()) return;
@@ -391,6 +406,7 @@ void finish_if_done(batch_pointer self) {
     if (b.file.fd >= 0)
       self->send(b.reads.bucket, unpin_atom_v, static_cast<std::uint32_t>(b.reads.records.size()));
   for (auto lease : st.reply.leases) self->send(st.context.arena, ready_atom_v, lease, st.holder);
+  report(st);
   if (std::find(st.sent.begin(), st.sent.end(), true) != st.sent.end())
     st.promise.deliver(take_finished(st));  // waves went out: only the rest
   else
@@ -425,6 +441,7 @@ batch_actor::behavior_type batch(batch_pointer self, batch_context context) {
   return {
     [self](caf::get_atom, std::vector<std::string>& keys) {
       auto& st = self->state;
+      st.asked = std::chrono::steady_clock::now();
       st.keys = std::move(keys);
       st.holder = caf::actor_cast<caf::actor>(self->current_sender());  // delegated to us
       st.reply.items.resize(st.keys.size());

@@ -7,6 +7,7 @@
 #include <caf/actor.hpp>
 
 #include "config/config.hpp"
+#include "messages/meter.hpp"
 #include "messages/read.hpp"
 #include "messages/store.hpp"
 
@@ -19,6 +20,7 @@ struct batch_context {
   read_section config;
   fault_section faults;
   caf::actor wave_sink;  // set: finished keys may go here early, in waves (see get_reply)
+  meter_actor meter;     // hears what the batch did once it answered
 };
 
 batch_actor spawn_batch(caf::actor_system& system, batch_context context);

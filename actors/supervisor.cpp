@@ -28,7 +28,8 @@ struct supervisor_state {
     for (auto a : {caf::actor_cast<caf::actor>(services.writer),
                    caf::actor_cast<caf::actor>(services.catalog),
                    caf::actor_cast<caf::actor>(services.arena),
-                   caf::actor_cast<caf::actor>(services.registrar)})
+                   caf::actor_cast<caf::actor>(services.registrar),
+                   caf::actor_cast<caf::actor>(services.meter)})
       if (a) all.push_back(std::move(a));
     return all;
   }
@@ -113,7 +114,7 @@ node_actor::behavior_type supervisor(supervisor_pointer self, node_config config
       const auto sink = waves ? caf::actor_cast<caf::actor>(self->current_sender()) : caf::actor{};
       auto b = spawn_batch(self->home_system(),
                            {st.services.catalog, st.services.arena, st.readers, read,
-                            st.config.fault, sink});
+                            st.config.fault, sink, st.services.meter});
       return self->delegate(b, caf::get_atom_v, std::move(keys));
     },
   };

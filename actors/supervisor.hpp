@@ -9,6 +9,7 @@
 #include <caf/fwd.hpp>
 
 #include "config/config.hpp"
+#include "messages/meter.hpp"
 #include "messages/node.hpp"
 #include "messages/store.hpp"
 
@@ -25,6 +26,7 @@ struct node_services {
   writer_actor writer;
   registrar_actor registrar;
   arena_actor arena;
+  meter_actor meter;
 };
 
 node_actor spawn_supervisor(caf::actor_system& system, node_config config,

@@ -24,6 +24,9 @@ struct pending_put {
   caf::typed_response_promise<put_reply> promise;
   put_reply reply;
   std::size_t waiting = 0;  // keys neither published nor failed yet
+  meter_actor meter;
+  std::chrono::steady_clock::time_point asked = std::chrono::steady_clock::now();
+  std::vector<std::uint64_t> sizes;  // of the values, for the bytes stored
 
   void settle(std::uint32_t key, key_status status) {
     reply.keys[key] = status;
@@ -31,7 +34,22 @@ struct pending_put {
   }
 
   void release() {
-    if (--waiting == 0) promise.deliver(std::move(reply));
+    if (--waiting != 0) return;
+    report();
+    promise.deliver(std::move(reply));
+  }
+
+  // Tells the meter what this put did: keys by status, bytes stored, time taken.
+  void report() const {
+    const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - asked);
+    io_report r{true, std::vector<std::uint32_t>(key_error_count), 0,
+                static_cast<std::uint64_t>(took.count())};
+    for (std::size_t k = 0; k < reply.keys.size(); ++k) {
+      ++r.keys[static_cast<std::size_t>(reply.keys[k].error)];
+      if (reply.keys[k].ok()) r.bytes += sizes[k];
+    }
+    caf::anon_send(meter, std::move(r));
   }
 };
 
@@ -54,6 +72,7 @@ void settle_all(std::vector<member>& members, key_status status) {
 struct writer_state {
   writer_options options;
   catalog_actor catalog;
+  meter_actor meter;
   std::unique_ptr<bucket_writer> file;
   std::uint64_t next_sequence = 1;
   std::vector<member> open_members;  // keys in the open bucket
@@ -142,10 +161,11 @@ void append(writer_pointer self, const std::shared_ptr<pending_put>& put, std::u
 }
 
 writer_actor::behavior_type writer(writer_pointer self, writer_options options,
-                                   catalog_actor catalog) {
+                                   catalog_actor catalog, meter_actor meter) {
   auto& st = self->state;
   st.options = std::move(options);
   st.catalog = std::move(catalog);
+  st.meter = std::move(meter);
   st.next_sequence = st.options.first_sequence;
   st.file = std::make_unique<bucket_writer>(bucket_writer::options{
     st.options.dir, st.options.node_id, st.options.use_uring, st.options.refuse_o_direct,
@@ -172,6 +192,8 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
       auto put = std::make_shared<pending_put>();
       put->promise = self->make_response_promise<put_reply>();
       put->reply.keys.resize(keys.size());
+      put->meter = self->state.meter;
+      for (const auto& v : values) put->sizes.push_back(v.size());
       put->waiting = 1;  // held until every key is handed on, so no early answer
       for (std::uint32_t i = 0; i < keys.size(); ++i) {
         if (auto bad = check_sizes(keys[i], values[i]); !bad.ok()) put->reply.keys[i] = bad;
@@ -196,8 +218,9 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
 }  // namespace
 
 writer_actor spawn_writer(caf::actor_system& system, writer_options options,
-                          catalog_actor catalog) {
-  return system.spawn<caf::detached>(writer, std::move(options), std::move(catalog));
+                          catalog_actor catalog, meter_actor meter) {
+  return system.spawn<caf::detached>(writer, std::move(options), std::move(catalog),
+                                     std::move(meter));
 }
 
 }  // namespace spillway

@@ -9,6 +9,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "messages/meter.hpp"
 #include "messages/store.hpp"
 
 namespace spillway {
@@ -25,7 +26,8 @@ struct writer_options {
   unsigned file_mode = 0600;          // of the bucket files
 };
 
+// `meter` hears of every put once it is answered.
 writer_actor spawn_writer(caf::actor_system& system, writer_options options,
-                          catalog_actor catalog);
+                          catalog_actor catalog, meter_actor meter);
 
 }  // namespace spillway

@@ -133,7 +133,11 @@ constexpr std::array schema = {
     integer(SPILLWAY_KEY(node, id), 1, 65535, "part of every bucket id: unique per cluster"),
     host_port(SPILLWAY_KEY(node, listen), 0, 65535, true,
              "where the node actor is published; \"\" = not published"),
+    host_port(SPILLWAY_KEY(node, metrics_listen), 0, 65535, true,
+              "where Prometheus text is served at /metrics over HTTP; \"\" = not served"),
     choice(SPILLWAY_KEY(node, log_level), "trace|debug|info|warn|error|off", "log threshold"),
+    choice(SPILLWAY_KEY(node, log_format), "text|json",
+           "log lines as text, or one JSON object a line for log shippers"),
     integer(SPILLWAY_KEY(node, scheduler_threads), 0, 256, "CAF workers; 0 = one per core"),
 
     text(SPILLWAY_KEY(storage, data_dir), "directory holding the bucket files"),

@@ -17,7 +17,9 @@ namespace spillway {
 struct node_section {
   std::uint64_t id = 1;                     // part of every bucket id: unique per cluster
   std::string listen = "127.0.0.1:7400";    // host:port the node actor is published on; "" = not
+  std::string metrics_listen;               // host:port serving /metrics over HTTP; "" = not
   std::string log_level = "info";           // trace | debug | info | warn | error | off
+  std::string log_format = "text";          // text | json (one object a line, for shippers)
   std::uint64_t scheduler_threads = 0;      // CAF workers; 0 = one per core
 
   bool operator==(const node_section&) const = default;

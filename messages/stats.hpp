@@ -3,9 +3,12 @@
 // inspect() makes each one printable and serializable for CAF (STACK.md 2.2).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "runtime/storage/key_status.hpp"
 
 namespace spillway {
 
@@ -79,6 +82,58 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, arena_stats& x) {
   return f(x.size, x.ready_bytes, x.free_bytes, x.leases, x.waiting, x.expired, x.abandoned,
            x.huge_bytes, x.pages);
+}
+
+// Latencies counted by upper bound, as a Prometheus histogram reads them: bucket i
+// holds what took at most latency_bounds_s[i] (and more than the bound before); the
+// last holds the rest.
+inline constexpr std::array<double, 12> latency_bounds_s{
+  0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0};
+
+struct latency_histogram {
+  std::vector<std::uint64_t> counts = std::vector<std::uint64_t>(latency_bounds_s.size() + 1);
+  std::uint64_t sum_ns = 0;
+
+  void add(std::uint64_t ns) {
+    std::size_t i = 0;
+    while (i < latency_bounds_s.size() && static_cast<double>(ns) > latency_bounds_s[i] * 1e9) ++i;
+    ++counts[i];
+    sum_ns += ns;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, latency_histogram& x) {
+  return f(x.counts, x.sum_ns);
+}
+
+// One batch get or one put, as the actor that answered it reports it to the meter.
+struct io_report {
+  bool write = false;
+  std::vector<std::uint32_t> keys;  // by key_error
+  std::uint64_t bytes = 0;          // of the values handed out (get) or stored (put)
+  std::uint64_t ns = 0;             // from the request to its answer
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, io_report& x) {
+  return f(x.write, x.keys, x.bytes, x.ns);
+}
+
+// What the node did since it started, summed by the meter (actors/meter.cpp).
+struct io_stats {
+  std::vector<std::uint64_t> read_keys = std::vector<std::uint64_t>(key_error_count);
+  std::uint64_t read_bytes = 0;
+  latency_histogram get_latency;
+  std::vector<std::uint64_t> written_keys = std::vector<std::uint64_t>(key_error_count);
+  std::uint64_t written_bytes = 0;
+  latency_histogram put_latency;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, io_stats& x) {
+  return f(x.read_keys, x.read_bytes, x.get_latency, x.written_keys, x.written_bytes,
+           x.put_latency);
 }
 
 }  // namespace spillway

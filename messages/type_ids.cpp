@@ -3,6 +3,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "messages/meter.hpp"
 #include "messages/node.hpp"
 #include "messages/read.hpp"
 #include "messages/store.hpp"

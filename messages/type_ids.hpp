@@ -19,6 +19,9 @@ struct arena_stats;
 struct buffer_table;
 struct catalog_stats;
 struct get_reply;
+struct io_report;
+struct io_stats;
+struct latency_histogram;
 struct key_status;
 struct node_stats;
 struct pinned_file;
@@ -69,6 +72,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::buffer_table))
   CAF_ADD_TYPE_ID(spillway, (spillway::arena_grant))
   CAF_ADD_TYPE_ID(spillway, (spillway::arena_stats))
+  CAF_ADD_TYPE_ID(spillway, (spillway::latency_histogram))
+  CAF_ADD_TYPE_ID(spillway, (spillway::io_report))
+  CAF_ADD_TYPE_ID(spillway, (spillway::io_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::get_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::segment_descriptor))
   CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::segment_descriptor>))

@@ -25,6 +25,7 @@
 
 #include "actors/arena.hpp"
 #include "actors/catalog.hpp"
+#include "actors/meter.hpp"
 #include "actors/reader.hpp"
 #include "actors/registrar.hpp"
 #include "actors/supervisor.hpp"
@@ -37,6 +38,8 @@
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/net/metrics_endpoint.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
 #include "runtime/rdma/rdma_selection.hpp"
 #include "runtime/storage/recovery.hpp"
@@ -54,9 +57,11 @@ struct node::impl {
   writer_actor writer;
   registrar_actor registrar;
   arena_actor arena;
+  meter_actor meter;
   std::vector<caf::actor> listeners;    // on_evicted callbacks
   std::unique_ptr<transfer_engine> transfer;
   std::uint16_t port = 0;
+  std::unique_ptr<metrics_endpoint> metrics;  // node.metrics_listen
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds{config.cluster.request_timeout_ms};
@@ -158,6 +163,16 @@ std::uint16_t publish(caf::actor_system& system, const node_actor& actor,
   return *port;
 }
 
+std::unique_ptr<metrics_endpoint> serve_metrics(const std::string& listen,
+                                                std::function<std::string()> render) {
+  const auto where = parse_endpoint(listen);  // validated by the config loader
+  try {
+    return std::make_unique<metrics_endpoint>(where->host, where->port, std::move(render));
+  } catch (const std::exception& e) {
+    throw startup_error("node.metrics_listen = \"" + listen + "\": " + e.what());
+  }
+}
+
 // The actors below take their state as spawn arguments rather than lambda captures:
 // CAF 0.17 dereferences a null argument tuple for an actor spawned with none
 // (UBSan: "reference binding to null pointer" in init_fun_factory).
@@ -194,7 +209,7 @@ void for_each_item(const get_reply& reply, F fn) {
 
 node::node(node_config config) : impl_(std::make_unique<impl>()) {
   auto& i = *impl_;
-  configure_logging(config.node.log_level);
+  configure_logging(config.node.log_level, config.node.log_format);
   check_transport(config.transfer);
   raise_open_file_limit();
   lock_data_dir(i.lock, config.storage);
@@ -220,7 +235,8 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   // The catalog has loaded every recovered key once it answers. Asked before the arena
   // starts zeroing its pages, which would slow that load down (actors/arena.cpp).
   i.ask<catalog_stats>(i.catalog, stats_atom_v);
-  i.writer = spawn_writer(*i.system, writing, i.catalog);
+  i.meter = spawn_meter(*i.system);
+  i.writer = spawn_writer(*i.system, writing, i.catalog, i.meter);
   const auto chunks = static_cast<std::uint32_t>(
     (c.read.arena_size + c.read.arena_chunk - 1) / c.read.arena_chunk);
   i.registrar = spawn_registrar(*i.system, chunks);
@@ -236,9 +252,11 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
                                                                std::uint32_t index) {
       return spawn_reader(system, index, read, faults, registrar);
     },
-    {i.catalog, i.writer, i.registrar, i.arena});
+    {i.catalog, i.writer, i.registrar, i.arena, i.meter});
   try {
     if (!c.node.listen.empty()) i.port = publish(*i.system, i.supervisor, c.node.listen);
+    if (!c.node.metrics_listen.empty())
+      i.metrics = serve_metrics(c.node.metrics_listen, [this] { return metrics(); });
   } catch (...) {
     stop();  // the actors are running: a throwing constructor must not leave them so
     throw;
@@ -253,6 +271,7 @@ node::~node() { stop(); }
 void node::stop() {
   auto& i = *impl_;
   if (!i.system) return;
+  i.metrics.reset();  // no scrape asks the actors once they are told to stop
   caf::anon_send_exit(i.supervisor, caf::exit_reason::user_shutdown);
   stop_services();
   spdlog::info("node {} stopped", i.config.node.id);
@@ -264,7 +283,8 @@ void node::stop_services() {
   auto& i = *impl_;
   i.transfer.reset();  // its routes and services, before the actors are awaited
   for (auto a : {caf::actor_cast<caf::actor>(i.writer), caf::actor_cast<caf::actor>(i.catalog),
-                 caf::actor_cast<caf::actor>(i.registrar), caf::actor_cast<caf::actor>(i.arena)})
+                 caf::actor_cast<caf::actor>(i.registrar), caf::actor_cast<caf::actor>(i.arena),
+                 caf::actor_cast<caf::actor>(i.meter)})
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   for (const auto& l : i.listeners) caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
   i.supervisor = nullptr;
@@ -272,6 +292,7 @@ void node::stop_services() {
   i.writer = nullptr;
   i.registrar = nullptr;
   i.arena = nullptr;
+  i.meter = nullptr;
   i.listeners.clear();
   i.system->await_all_actors_done();
   i.system.reset();
@@ -281,6 +302,14 @@ void node::stop_services() {
 const node_config& node::config() const { return impl_->config; }
 
 std::uint16_t node::listen_port() const { return impl_->port; }
+
+std::uint16_t node::metrics_port() const { return impl_->metrics ? impl_->metrics->port() : 0; }
+
+io_stats node::io() { return impl_->ask<io_stats>(impl_->meter, stats_atom_v); }
+
+std::string node::metrics() {
+  return prometheus_text({stats(), store_stats(), read_stats(), io()});
+}
 
 std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
                                                std::vector<std::string> values) {

@@ -83,6 +83,8 @@ public:
 
   // The port node.listen resolved to (it may ask for 0); 0 when not published.
   std::uint16_t listen_port() const;
+  // The port node.metrics_listen resolved to; 0 when /metrics is not served.
+  std::uint16_t metrics_port() const;
 
   // Stores values[i] under keys[i]. The result has one status per key, ready once
   // each key is in a sealed, synced and published bucket, or has failed. The vectors
@@ -120,6 +122,10 @@ public:
   node_stats stats();
   catalog_stats store_stats();
   arena_stats read_stats();
+  // Keys and bytes read and written, per-key errors by kind, get and put latencies.
+  io_stats io();
+  // All of them as Prometheus text (runtime/metrics.hpp), as /metrics serves it.
+  std::string metrics();
 
   // The transfer engine (DESIGN.md "Transfer", transfer.transport local, tcp or
   // rdma). Its services (the tcp server on transfer.listen, or the rdma devices; a

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/config.hpp"
 #include "tools/generated_value.hpp"
@@ -280,6 +283,56 @@ TEST_CASE("the store commands refuse a data dir that a running node holds") {
   const auto r = run_spillway({"inspect", "--data-dir", (dir.path() / "data").string()});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("in use by another spillway process") != std::string::npos);
+}
+
+// A small bench read (64 keys of 128 KiB, no fio) whose size options are spelled `dataset`
+// and `batch`; its first table line states the keys and batch bytes those sizes gave.
+std::string small_bench_read(const test::temp_dir& dir, const std::string& dataset,
+                             const std::string& batch) {
+  const auto r = run_spillway({"bench", "read", "--object-size", "128KiB", "--dataset", dataset,
+                               "--batch", batch, "--arena", "16MiB", "--concurrency", "1",
+                               "--runs", "1", "--no-fio", "--dir", dir.path().string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto at = r.out.find("object size");
+  REQUIRE(at != std::string::npos);
+  return r.out.substr(at, r.out.find('\n', at) - at);
+}
+
+TEST_CASE("every size option takes the config's forms: 8MiB and 8388608 give the same run") {
+  test::temp_dir dir;
+  const auto spelled = small_bench_read(dir, "8MiB", "2MiB");
+  CHECK(spelled == small_bench_read(dir, "8388608", "2097152"));
+  CHECK(spelled.find("64 keys") != std::string::npos);
+}
+
+TEST_CASE("a bad size names its option") {
+  for (const auto& [option, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+         {"--dataset", {"bench", "read", "--dataset", "4Gib"}},
+         {"--object-size", {"bench", "write", "--object-size", "12 apples"}},
+         {"--size", {"gen", "--count", "1", "--size", "-5"}},
+         {"--segment-size", {"transfer-peer", "--segment-size", "1PB"}}}) {
+    const auto r = run_spillway(args);
+    CHECK_MESSAGE(r.exit_code == 2, option);
+    CHECK_MESSAGE(r.err.find(option) != std::string::npos, option, ": ", r.err);
+    CHECK_MESSAGE(r.err.find("is not a size") != std::string::npos, option, ": ", r.err);
+  }
+}
+
+TEST_CASE("bench --plot draws the figures as a PNG beside their json") {
+  if (::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0)
+    return test::skip_test("python3-matplotlib is not installed");
+  test::temp_dir dir;
+  const auto png = dir.path() / "write.png";
+  const auto r = run_spillway({"bench", "write", "--object-size", "1MiB", "--total", "8MiB",
+                               "--runs", "1", "--no-fio", "--dir", dir.path().string(),
+                               "--plot", png.string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(std::filesystem::file_size(dir.path() / "write.json") > 0);
+  std::ifstream in{png, std::ios::binary};
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  CHECK(magic == "\x89PNG\r\n\x1a\n");
+  CHECK(std::filesystem::file_size(png) > 10000);
 }
 
 }  // TEST_SUITE

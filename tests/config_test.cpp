@@ -81,7 +81,9 @@ constexpr std::string_view full_file = R"(# every key, none at its default
 [node]
 id = 42
 listen = "10.0.0.1:9000"
+metrics_listen = "127.0.0.1:9400"
 log_level = "debug"
+log_format = "json"
 scheduler_threads = 12
 
 [storage]
@@ -149,7 +151,9 @@ TEST_SUITE("config") {
     const node_config c = load_config_text(full_file, "full.toml");
     CHECK(c.node.id == 42);
     CHECK(c.node.listen == "10.0.0.1:9000");
+    CHECK(c.node.metrics_listen == "127.0.0.1:9400");
     CHECK(c.node.log_level == "debug");
+    CHECK(c.node.log_format == "json");
     CHECK(c.node.scheduler_threads == 12);
     CHECK(c.storage.data_dir == "/mnt/nvme0/spillway");
     CHECK(c.storage.bucket_size_limit == 128 * MiB);

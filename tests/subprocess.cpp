@@ -123,6 +123,10 @@ int child_process::finish() {
 process_result run_spillway(const std::vector<std::string>& args) {
   std::vector<std::string> argv{SPILLWAY_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv);
+}
+
+process_result run_command(const std::vector<std::string>& argv) {
   child_process child{argv};
   process_result result;
   result.exit_code = child.finish();

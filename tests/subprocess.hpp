@@ -56,4 +56,7 @@ struct process_result {
 // Runs `spillway ARGS...` to completion.
 process_result run_spillway(const std::vector<std::string>& args);
 
+// Runs any program (argv[0] a path) to completion.
+process_result run_command(const std::vector<std::string>& argv);
+
 }  // namespace spillway::test

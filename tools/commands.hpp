@@ -31,6 +31,10 @@ int run_gen(const node_config& config, const gen_options& options);
 int run_inspect(const node_config& config, bool verify);
 
 // Benchmarks (tools/bench_*.cpp). Rates are GB/s (10^9 bytes per second).
+
+// Draws a bench's --json file as a PNG (tools/bench_plot.cpp); returns the exit code.
+int plot_bench(const std::string& json, const std::string& png);
+
 struct bench_write_options {
   std::vector<std::uint64_t> object_sizes{1887436, 131072};  // 1.8 MiB and 128 KiB
   std::uint64_t total = 2ull << 30;                          // bytes per run

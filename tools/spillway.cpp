@@ -3,6 +3,7 @@
 // failed, 2 bad usage or bad config.
 //
 // Build: tools/run.sh build   (the binary is build/release/spillway)
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -56,9 +57,25 @@ void add_store_options(CLI::App* sub, config_source& source) {
   sub->add_option("--data-dir", source.data_dir, "Data dir (instead of the config's)");
 }
 
-// "64KiB", "1GiB" or bytes, checked by the same parser as the config file's sizes.
-std::string check_size(const std::string& text) {
-  return spillway::parse_size(text) ? "" : "'" + text + "' is not a size (bytes, or KiB, MiB, GiB)";
+// Every size on the command line takes the config file's forms ("4GiB", "128KiB" or
+// bytes), through the same parser, turned into bytes before CLI11 reads the number.
+const CLI::Validator size_text{
+  [](std::string& text) {
+    const auto bytes = spillway::parse_size(text);
+    if (!bytes) return "'" + text + "' is not a size (bytes, or KiB, MiB, GiB, TiB)";
+    text = std::to_string(*bytes);
+    return std::string{};
+  },
+  "SIZE"};
+
+// Runs a bench, then draws its --json as `plot` when asked (beside the picture when
+// no --json was given).
+template <class Options>
+int plotted(int (*bench)(const Options&), Options& options, const std::string& plot) {
+  if (!plot.empty() && options.json.empty())
+    options.json = std::filesystem::path{plot}.replace_extension(".json").string();
+  const int code = bench(options);
+  return code != 0 || plot.empty() ? code : spillway::plot_bench(options.json, plot);
 }
 
 }  // namespace
@@ -87,11 +104,10 @@ int main(int argc, char** argv) {
   get->add_option("KEY", key, "The key")->required();
   add_store_options(get, source);
   spillway::gen_options gen_opts;
-  std::string gen_size;
   auto* gen = app.add_subcommand("gen", "Write COUNT generated values through the put path");
   gen->add_option("--count", gen_opts.count, "How many keys")->required();
-  gen->add_option("--size", gen_size, "Bytes per value: 65536, 128KiB, ...")
-    ->required()->check(CLI::Validator(check_size, "SIZE"));
+  gen->add_option("--size", gen_opts.size, "Bytes per value: 65536, 128KiB, ...")
+    ->required()->transform(size_text);
   gen->add_option("--seed", gen_opts.seed, "Seeds the values (default 1)");
   gen->add_option("--prefix", gen_opts.prefix, "Key prefix (default gen-)");
   gen->add_flag("--log-acked", gen_opts.log_acked, "Print each acknowledged key");
@@ -103,27 +119,37 @@ int main(int argc, char** argv) {
 
   auto* bench = app.add_subcommand("bench", "Measure against the machine's limits");
   bench->require_subcommand(1);
+  std::string plot;
+  const std::string plot_help = "Also draw the figures as a PNG (needs python3-matplotlib)";
   spillway::bench_write_options write_opts;
   auto* bench_write = bench->add_subcommand("write", "Puts into the disk, against fio");
-  bench_write->add_option("--object-size", write_opts.object_sizes, "Value bytes, each a row");
-  bench_write->add_option("--total", write_opts.total, "Bytes written per run");
+  bench_write->add_option("--object-size", write_opts.object_sizes, "Value bytes, each a row")
+    ->transform(size_text);
+  bench_write->add_option("--total", write_opts.total, "Bytes written per run")
+    ->transform(size_text);
   bench_write->add_option("--runs", write_opts.runs, "Interleaved runs (median)")
     ->check(CLI::PositiveNumber);
   bench_write->add_flag("!--no-fio", write_opts.fio, "Skip the fio limit");
   bench_write->add_option("--json", write_opts.json, "Also write the figures here");
+  bench_write->add_option("--plot", plot, plot_help);
   bench_write->add_option("--dir", write_opts.dir, "Where to write (default /var/tmp)");
   spillway::bench_read_options read_opts;
   auto* bench_read = bench->add_subcommand("read", "Batch gets from the disk: window, group, fio");
-  bench_read->add_option("--object-size", read_opts.object_sizes, "Value bytes, each a table");
-  bench_read->add_option("--dataset", read_opts.dataset_bytes, "Bytes written per object size");
-  bench_read->add_option("--batch", read_opts.batch_bytes, "Bytes per batch get");
+  bench_read->add_option("--object-size", read_opts.object_sizes, "Value bytes, each a table")
+    ->transform(size_text);
+  bench_read->add_option("--dataset", read_opts.dataset_bytes, "Bytes written per object size")
+    ->transform(size_text);
+  bench_read->add_option("--batch", read_opts.batch_bytes, "Bytes per batch get")
+    ->transform(size_text);
   bench_read->add_option("--concurrency", read_opts.concurrency, "Batches at once, each a column");
   bench_read->add_option("--runs", read_opts.runs, "Interleaved runs (median)")
     ->check(CLI::PositiveNumber);
-  bench_read->add_option("--arena", read_opts.arena_bytes, "read.arena_size for the node");
+  bench_read->add_option("--arena", read_opts.arena_bytes, "read.arena_size for the node")
+    ->transform(size_text);
   bench_read->add_flag("--fio,!--no-fio", read_opts.fio, "Measure fio over the same files");
   bench_read->add_flag("--verify", read_opts.verify, "Compare every byte at the end");
   bench_read->add_option("--json", read_opts.json, "Also write the figures here");
+  bench_read->add_option("--plot", plot, plot_help);
   bench_read->add_option("--dir", read_opts.dir, "Where to write (default /var/tmp)");
   spillway::bench_store_options store_opts;
   auto* bench_store = bench->add_subcommand("store", "Catalog bytes per key, recovery time");
@@ -135,14 +161,14 @@ int main(int argc, char** argv) {
   bench_transfer->add_option("--runs", transfer_opts.runs, "Interleaved runs (median)")
     ->check(CLI::PositiveNumber);
   bench_transfer->add_option("--json", transfer_opts.json, "Also write the figures here");
+  bench_transfer->add_option("--plot", plot, plot_help);
   bench_transfer->add_option("--case", transfer_opts.cases, "Only these rows: 200MB/5000, ...");
   bench_transfer->add_option("--transport", transfer_opts.transports, "Only these: local, tcp")
     ->check(CLI::IsMember({"local", "tcp"}));
   spillway::transfer_peer_options peer_opts;
-  std::string peer_size = "64MiB";
   auto* peer = app.add_subcommand("transfer-peer", "Serve one segment over tcp (tests, bench)");
-  peer->add_option("--segment-size", peer_size, "Segment bytes: 64MiB, 1GiB, ...")
-    ->check(CLI::Validator(check_size, "SIZE"));
+  peer->add_option("--segment-size", peer_opts.segment_size, "Segment bytes: 64MiB, 1GiB, ...")
+    ->transform(size_text);
   peer->add_option("--host", peer_opts.host, "Address to listen on (default 127.0.0.1)");
   add_config_option(peer, source);  // transfer.control_port, [fault]
 
@@ -160,19 +186,13 @@ int main(int argc, char** argv) {
     if (*doctor) return doctor_command(load(source));
     if (*put) return spillway::run_put(store_node(source), key, file);
     if (*get) return spillway::run_get(store_node(source), key);
-    if (*gen) {
-      gen_opts.size = *spillway::parse_size(gen_size);
-      return spillway::run_gen(store_node(source), gen_opts);
-    }
+    if (*gen) return spillway::run_gen(store_node(source), gen_opts);
     if (*inspect) return spillway::run_inspect(store_node(source), verify);
-    if (*bench_write) return spillway::run_bench_write(write_opts);
+    if (*bench_write) return plotted(spillway::run_bench_write, write_opts, plot);
     if (*bench_store) return spillway::run_bench_store(store_opts);
-    if (*bench_read) return spillway::run_bench_read(read_opts);
-    if (*bench_transfer) return spillway::run_bench_transfer(transfer_opts);
-    if (*peer) {
-      peer_opts.segment_size = *spillway::parse_size(peer_size);
-      return spillway::run_transfer_peer(load(source), peer_opts);
-    }
+    if (*bench_read) return plotted(spillway::run_bench_read, read_opts, plot);
+    if (*bench_transfer) return plotted(spillway::run_bench_transfer, transfer_opts, plot);
+    if (*peer) return spillway::run_transfer_peer(load(source), peer_opts);
     return 0;
   } catch (const spillway::config_error& e) {
     std::cerr << e.what() << "\n";

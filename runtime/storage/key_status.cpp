@@ -4,11 +4,15 @@
 
 namespace spillway {
 
+const char* name_of(key_error error) {
+  static constexpr const char* names[key_error_count] = {
+    "ok", "not_found", "corrupt", "io_error", "too_large", "bad_key", "no_space", "timeout",
+    "unavailable"};
+  return names[static_cast<std::size_t>(error)];
+}
+
 std::string to_string(const key_status& status) {
-  static constexpr const char* names[] = {"ok",       "not_found", "corrupt",
-                                          "io_error", "too_large", "bad_key",
-                                          "no_space", "timeout",   "unavailable"};
-  return name_with_errno(names[static_cast<std::size_t>(status.error)], status.sys_errno);
+  return name_with_errno(name_of(status.error), status.sys_errno);
 }
 
 }  // namespace spillway

@@ -18,6 +18,7 @@ enum class key_error : std::uint8_t {
   timeout,       // not done within its deadline
   unavailable,   // the actor that had the key's work is gone (node shutting down)
 };
+constexpr std::size_t key_error_count = static_cast<std::size_t>(key_error::unavailable) + 1;
 
 struct key_status {
   key_error error = key_error::none;
@@ -34,5 +35,8 @@ typename Inspector::result_type inspect(Inspector& f, key_status& x) {
 
 // "ok", "not_found", "io_error(EIO)", ...
 std::string to_string(const key_status& status);
+
+// "ok", "not_found", ...: the name alone, as metrics label it.
+const char* name_of(key_error error);
 
 }  // namespace spillway

@@ -33,6 +33,8 @@ install_missing() {
 build() {  # $1 = build dir, then extra cmake arguments
   local dir=$1
   shift
+  # Paths under the checkout hash as relative ones, so clones and worktrees share ccache.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
   if [ ! -f "$dir/build.ninja" ]; then
     cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
   fi

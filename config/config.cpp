@@ -306,25 +306,6 @@ std::string dotted(const key_spec& key) {
   return std::string(key.section) + "." + std::string(key.name);
 }
 
-// TOML basic-string quoting; written here because toml++ switches to """ for newlines.
-std::string quote(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
-      std::array<char, 8> escape{};
-      std::snprintf(escape.data(), escape.size(), "\\u%04x", byte);
-      out += escape.data();
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // Shortest text that reads back as the same double; toml++ prints 17 digits (0.10000000000000001).
 std::string format_double(double value) {
   std::array<char, 64> buffer{};
@@ -336,7 +317,7 @@ std::string format_double(double value) {
 
 // A value as the file spelled it, for "got ..." in messages.
 std::string render(const toml::node& node) {
-  if (const auto* s = node.as_string()) return quote(s->get());
+  if (const auto* s = node.as_string()) return quote_string(s->get());
   if (const auto* f = node.as_floating_point()) return format_double(f->get());
   if (node.is_table()) return "a table";
   std::ostringstream out;
@@ -419,7 +400,7 @@ std::string allowed(const key_spec& key) {
     case kind::text: return "a non-empty string";
     case kind::choice: {
       std::vector<std::string> quoted;
-      for (const std::string& c : split_choices(key.choices)) quoted.push_back(quote(c));
+      for (const std::string& c : split_choices(key.choices)) quoted.push_back(quote_string(c));
       return "one of " + join(quoted, ", ");
     }
     case kind::endpoint:
@@ -600,7 +581,7 @@ bool loader::read_size(const key_spec& key, const toml::node& node) {
   } else if (const auto* spelled = node.as_string()) {
     bytes = parse_size(spelled->get());
     if (!bytes) {
-      return fail(node, dotted(key) + ": " + quote(spelled->get()) +
+      return fail(node, dotted(key) + ": " + quote_string(spelled->get()) +
                             " is not a size (use bytes, or a number with B, KiB, MiB, GiB or TiB)");
     }
   } else {
@@ -760,23 +741,23 @@ std::string value_text(const key_spec& key, node_config& config) {
   switch (key.type) {
     case kind::integer: return std::to_string(std::get<u64_ref>(key.ref)(config));
     case kind::signed_integer: return std::to_string(std::get<i64_ref>(key.ref)(config));
-    case kind::size: return quote(format_size(std::get<u64_ref>(key.ref)(config)));
+    case kind::size: return quote_string(format_size(std::get<u64_ref>(key.ref)(config)));
     case kind::boolean: return std::get<bool_ref>(key.ref)(config) ? "true" : "false";
     case kind::text:
     case kind::choice:
-    case kind::endpoint: return quote(std::get<text_ref>(key.ref)(config));
+    case kind::endpoint: return quote_string(std::get<text_ref>(key.ref)(config));
     case kind::ratio: return format_double(std::get<ratio_ref>(key.ref)(config));
     case kind::octal_mode: {
       std::array<char, 8> octal{};
       std::snprintf(octal.data(), octal.size(), "%04llo",
                     static_cast<unsigned long long>(std::get<u64_ref>(key.ref)(config)));
-      return quote(octal.data());
+      return quote_string(octal.data());
     }
     case kind::list:
     case kind::endpoint_list: {
       std::vector<std::string> quoted;
       for (const std::string& item : std::get<list_ref>(key.ref)(config)) {
-        quoted.push_back(quote(item));
+        quoted.push_back(quote_string(item));
       }
       return "[" + join(quoted, ", ") + "]";
     }
@@ -856,6 +837,25 @@ std::string to_toml(const node_config& config) {
     }
   }
   return out;
+}
+
+// Written here because toml++ switches to """ for a newline.
+std::string quote_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      std::array<char, 8> escape{};
+      std::snprintf(escape.data(), escape.size(), "\\u%04x", byte);
+      out += escape.data();
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace spillway

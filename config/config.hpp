@@ -140,4 +140,9 @@ node_config load_config_text(std::string_view toml, std::string_view source_name
 // The effective configuration as TOML, every key written out; loads back equal.
 std::string to_toml(const node_config& config);
 
+// `text` as a double-quoted string that TOML and JSON both read back as `text`: quote,
+// backslash and control bytes escaped (\uXXXX), so that no byte of it can end its line
+// or its string. The JSON log lines use it too (runtime/log.cpp).
+std::string quote_string(std::string_view text);
+
 }  // namespace spillway

@@ -1,13 +1,13 @@
 #include "runtime/log.hpp"
 
-#include <array>
-#include <cstdio>
 #include <memory>
 
 #include <spdlog/formatter.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "config/config.hpp"
 
 namespace spillway {
 namespace {
@@ -18,8 +18,8 @@ public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
     const auto level = spdlog::level::to_string_view(msg.level);
     const auto line = "{\"time\":\"" + time_text_.format(msg) + "\",\"level\":\"" +
-                      std::string(level.data(), level.size()) + "\",\"msg\":\"" +
-                      json_escaped({msg.payload.data(), msg.payload.size()}) + "\"}\n";
+                      std::string(level.data(), level.size()) + "\",\"msg\":" +
+                      quote_string({msg.payload.data(), msg.payload.size()}) + "}\n";
     dest.append(line.data(), line.data() + line.size());
   }
 
@@ -40,25 +40,6 @@ private:
 };
 
 }  // namespace
-
-std::string json_escaped(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
-      std::array<char, 8> escape{};
-      std::snprintf(escape.data(), escape.size(), "\\u%04x", byte);
-      out += escape.data();
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 void configure_logging(std::string_view level, std::string_view format) {
   static const bool installed = [] {

@@ -1,7 +1,6 @@
 // Logging goes through spdlog, to stderr, so stdout stays for what a command prints.
 #pragma once
 
-#include <string>
 #include <string_view>
 
 namespace spillway {
@@ -10,9 +9,5 @@ namespace spillway {
 // the line format by node.log_format's: "text" (time, level, message) or "json", one
 // object a line for log shippers: {"time":"...","level":"warn","msg":"..."}.
 void configure_logging(std::string_view level, std::string_view format = "text");
-
-// `text` as the inside of a JSON string: quotes, backslashes and control bytes escaped,
-// so no message can end its line or forge a field.
-std::string json_escaped(std::string_view text);
 
 }  // namespace spillway

@@ -1,4 +1,5 @@
-// Log lines: the JSON format's escaping, and a real `spillway serve` logging in it.
+// Log lines: the quoting that keeps a message inside its JSON line, and a real
+// `spillway serve` logging in JSON.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -7,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/log.hpp"
+#include "config/config.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -16,11 +17,12 @@ namespace {
 
 TEST_SUITE("log") {
 
-TEST_CASE("json_escaped leaves no byte that could end a line or a string") {
-  CHECK(json_escaped("plain key-1") == "plain key-1");
-  CHECK(json_escaped("a\"b\\c") == "a\\\"b\\\\c");
-  CHECK(json_escaped("forged\n{\"level\":\"error\"}") == "forged\\u000a{\\\"level\\\":\\\"error\\\"}");
-  CHECK(json_escaped("\x1b[31mred\x7f") == "\\u001b[31mred\\u007f");
+TEST_CASE("quote_string leaves no byte that could end a log line or its string") {
+  CHECK(quote_string("plain key-1") == "\"plain key-1\"");
+  CHECK(quote_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(quote_string("forged\n{\"level\":\"error\"}") ==
+        "\"forged\\u000a{\\\"level\\\":\\\"error\\\"}\"");
+  CHECK(quote_string("\x1b[31mred\x7f") == "\"\\u001b[31mred\\u007f\"");
 }
 
 TEST_CASE("node.log_format = json makes every line of serve's log one JSON object") {

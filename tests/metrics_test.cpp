@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/node.hpp"
@@ -61,9 +61,11 @@ std::set<std::string> readme_metrics() {
   REQUIRE(from != std::string::npos);
   const auto section = all.substr(from, all.find("\n## ", from + 1) - from);
   std::set<std::string> names;
-  const std::regex cell{"\\| `(spillway_[a-z_]+)`"};
-  for (std::sregex_iterator it{section.begin(), section.end(), cell}, end; it != end; ++it)
-    names.insert((*it)[1]);
+  const std::string cell = "| `spillway_";
+  for (auto at = section.find(cell); at != std::string::npos; at = section.find(cell, at + 1)) {
+    const auto name = at + cell.size() - std::string_view{"spillway_"}.size();
+    names.insert(section.substr(name, section.find('`', name) - name));
+  }
   return names;
 }
 

@@ -166,7 +166,8 @@ constexpr std::array schema = {
          "registered read buffer, in hugepages").multiple_of(hugepage),
     // The kernel rejects a registered iovec over 1 GiB; chunks start on hugepage boundaries.
     size(SPILLWAY_KEY(read, arena_chunk), 2 * MiB, GiB,
-         "the arena is registered in chunks of this size").multiple_of(hugepage),
+         "the arena is registered in chunks of this size; left out, the smaller of 1GiB and "
+         "arena_size").multiple_of(hugepage),
     choice(SPILLWAY_KEY(read, arena_pages), "auto|hugetlb|thp|plain",
            "how the arena is backed; auto tries hugetlb, then thp, then plain"),
     integer(SPILLWAY_KEY(read, lease_ms), 1, 3600000,
@@ -451,6 +452,7 @@ private:
   bool read_mode(const key_spec& key, const toml::node& node);
   bool read_item(const key_spec& key, const toml::node& item, std::size_t at,
                  std::vector<std::string>& seen);
+  void follow_defaults();
   void check_relations();
   void check_chunk_count();
   const toml::node* set_later(std::size_t a, std::size_t b) const;
@@ -502,6 +504,7 @@ node_config loader::load(const toml::table& root) {
            what + std::string(name.str()) + "' (known sections: " + known_sections() + ")");
     }
   }
+  follow_defaults();
   check_relations();
   check_chunk_count();
   resolve_per_core();
@@ -675,6 +678,15 @@ bool loader::read_item(const key_spec& key, const toml::node& item, std::size_t 
   }
   seen.push_back(value->get());
   return true;
+}
+
+// A default that would break a relation with a key the file sets follows that key
+// instead: `arena_size = "64MiB"` alone makes 64 MiB chunks, not a 1 GiB chunk refused.
+void loader::follow_defaults() {
+  const std::size_t size = key_index("read.arena_size");
+  const std::size_t chunk = key_index("read.arena_chunk");
+  if (!found_[chunk] && (!found_[size] || valid_[size]))
+    config_.read.arena_chunk = std::min(config_.read.arena_chunk, config_.read.arena_size);
 }
 
 // Reported at whichever of the two keys the file sets later: that is the one that broke it.

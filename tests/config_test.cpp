@@ -359,15 +359,22 @@ TEST_SUITE("config") {
           "node.toml:3:15: read.arena_chunk (128MiB) must be at most read.arena_size (64MiB)");
     CHECK(problem_of("[read]\narena_chunk = \"128MiB\"\narena_size = \"64MiB\"\n") ==
           "node.toml:3:14: read.arena_chunk (128MiB) must be at most read.arena_size (64MiB)");
-    // The default arena_chunk (1GiB) against a smaller arena_size set in the file.
-    CHECK(problem_of("[read]\narena_size = \"512MiB\"\n") ==
-          "node.toml:2:14: read.arena_chunk (1GiB) must be at most read.arena_size (512MiB)");
     CHECK(problem_of("[transfer]\nslice_size = \"16KiB\"\n") ==
           "node.toml:2:14: transfer.fragment_limit (16KiB) must be smaller than "
           "transfer.slice_size (16KiB)");
     const node_config c = load_config_text(
         "[read]\narena_size = \"64MiB\"\narena_chunk = \"64MiB\"\n", "node.toml");
     CHECK(c.read.arena_chunk == 64 * MiB);
+  }
+
+  // Before, `arena_size = "64MiB"` alone was refused: the chunk kept its 1 GiB default.
+  TEST_CASE("a default that depends on another key follows it: arena_chunk follows arena_size") {
+    for (const char* size : {"64MiB", "512MiB"}) {
+      const auto c = load_config_text("[read]\narena_size = \"" + std::string{size} + "\"\n", "t");
+      CHECK_MESSAGE(c.read.arena_chunk == c.read.arena_size, size);
+    }
+    CHECK(load_config_text("[read]\narena_size = \"4GiB\"\n", "t").read.arena_chunk == 1024 * MiB);
+    CHECK(load_config_text("", "t").read.arena_chunk == 1024 * MiB);
   }
 
   // 64 GiB in 2 MiB chunks would be 32768 chunks, each a registered buffer of every ring.

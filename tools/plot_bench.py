@@ -59,7 +59,7 @@ def plot_read(data, plt):
         ax.set_xticks(range(len(ns)), [f"N={n}" for n in ns])
         ax.set_ylabel("GB/s (median)")
         ax.set_title(f"bench read, {mib(size)} values")
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     if cold:
         ax = axes[0][-1]
         first = number(cold, "first_batch_s", "cold_start")

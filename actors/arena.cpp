@@ -6,7 +6,8 @@
 //   Only a holder in another process has the lease_ms clock: one here is an actor of
 //   this process that releases, or is seen going down; its views are never lent again
 //   while it can read them.
-// An alloc that finds no room waits, in order, until a release or expiry makes room.
+// An alloc that finds no room waits, in order, until a release or expiry makes room; a
+// whole alloc (a view batch's) waits until all of it fits at once.
 #include "actors/arena.hpp"
 
 #include <chrono>
@@ -14,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>

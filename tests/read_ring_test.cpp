@@ -73,6 +73,16 @@ struct ring_fixture {
     while (done.size() < count) ring.run_once();
   }
 
+  // Every piece came back exactly once, whole.
+  void check_each_read_once() const {
+    std::vector<int> seen(file_size / read_size, 0);
+    for (auto [tag, result] : done) {
+      CHECK(result == static_cast<int>(read_size));
+      ++seen[tag];
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  }
+
   bool piece_ok(std::uint32_t tag) const {
     for (std::size_t i = tag * read_size; i < (tag + 1) * read_size; ++i)
       if (target.get()[i] != std::byte(static_cast<unsigned char>(i * 13 + i / 4096)))
@@ -100,13 +110,8 @@ TEST_CASE_FIXTURE(ring_fixture, "every read completes once with its bytes") {
   if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   auto ring = make();
   read_all(*ring);
-  std::vector<int> seen(file_size / read_size, 0);
-  for (auto [tag, result] : done) {
-    CHECK(result == static_cast<int>(read_size));
-    ++seen[tag];
-    CHECK(piece_ok(tag));
-  }
-  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  check_each_read_once();
+  for (const auto& piece : done) CHECK(piece_ok(piece.first));
 }
 
 TEST_CASE_FIXTURE(ring_fixture, "the sliding window allocates nothing per read") {
@@ -144,12 +149,7 @@ TEST_CASE_FIXTURE(ring_fixture, "failed submits reset the ring and every read co
   auto ring = make({.submit_failure = 0.4, .seed = 7});
   read_all(*ring);
   CHECK(ring->resets() > 0);
-  std::vector<int> seen(file_size / read_size, 0);
-  for (auto [tag, result] : done) {
-    CHECK(result == static_cast<int>(read_size));
-    ++seen[tag];
-  }
-  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  check_each_read_once();
 }
 
 // A refused submit leaves its SQEs in the SQ: a reset that waited for them as if the
@@ -161,12 +161,7 @@ TEST_CASE_FIXTURE(ring_fixture, "a reset after a refused submit waits only for w
     read_all(*ring);
     CHECK(ring->refused_submits() > 0);
     CHECK(ring->resets() > 0);
-    std::vector<int> seen(file_size / read_size, 0);
-    for (auto [tag, result] : done) {
-      CHECK(result == static_cast<int>(read_size));
-      ++seen[tag];
-    }
-    CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+    check_each_read_once();
   });
 }
 

@@ -34,8 +34,9 @@ struct bucket_state {
   unique_fd direct_fd;  // the O_DIRECT descriptor, until no pin can name it (see above)
   int open_errno = 0;   // of the last open of the file; 0 when it worked
   bool direct = false;
-  std::uint32_t pins = 0;
-  std::unordered_map<caf::actor_addr, std::uint32_t> pinned_by;  // pins, by who took them
+  // Pins (reads in flight), by the actor that took them; a holder with none is erased,
+  // so the bucket is unpinned exactly when this is empty.
+  std::unordered_map<caf::actor_addr, std::uint32_t> pinned_by;
   bool evicted = false;
   static inline const char* name = "bucket";
 
@@ -68,7 +69,7 @@ struct bucket_state {
 
   // Reads in flight name the O_DIRECT descriptor only while they hold pins.
   void close_direct_if_unused() {
-    if (pins == 0) direct_fd.reset();
+    if (pinned_by.empty()) direct_fd.reset();
   }
 
   pinned_file file() const { return {fd.get(), direct, id, open_errno}; }
@@ -86,7 +87,6 @@ void drop_pins(bucket_pointer self, const caf::actor_addr& holder, std::uint32_t
     n = held;
   }
   if (n == 0) return;
-  st.pins -= n;
   if ((it->second -= n) == 0) {
     st.pinned_by.erase(it);
     self->demonitor(holder);
@@ -96,7 +96,7 @@ void drop_pins(bucket_pointer self, const caf::actor_addr& holder, std::uint32_t
 
 void remove_if_done(bucket_pointer self) {
   auto& st = self->state;
-  if (!st.evicted || st.pins != 0) return;
+  if (!st.evicted || !st.pinned_by.empty()) return;
   st.fd.reset();  // the file's space comes back once the unlink finds it closed
   st.direct_fd.reset();
   self->send(st.remover, caf::delete_atom_v, st.path.string());
@@ -126,7 +126,6 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
       auto& held = st.pinned_by[caf::actor_cast<caf::actor_addr>(holder)];
       if (held == 0 && holder) self->monitor(caf::actor_cast<caf::actor>(holder));
       held += n;
-      st.pins += n;
       return st.file();
     },
     [self](buffered_atom) {

@@ -22,6 +22,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/holder_counts.hpp"
 #include "runtime/io/arena_memory.hpp"
 
 namespace spillway {
@@ -56,7 +57,7 @@ struct arena_state {
   std::uint64_t next_lease = 1;
   std::uint64_t expired = 0;
   std::uint64_t abandoned = 0;
-  std::unordered_map<caf::actor_addr, std::uint32_t> holders;  // leases held, by holder
+  holder_counts holders;  // leases held, by holder
   std::deque<waiting_alloc> waiting;
   std::vector<std::uint64_t> chunk_addresses;
   static inline const char* name = "arena";
@@ -74,20 +75,6 @@ struct arena_state {
 
 using arena_pointer = arena_actor::stateful_pointer<arena_state>;
 
-// `holder` holds one lease more: watched from its first.
-void watch(arena_pointer self, const caf::actor_addr& holder) {
-  if (holder && self->state.holders[holder]++ == 0) self->monitor(holder);
-}
-
-// `holder` holds one lease fewer: no longer watched after its last.
-void unwatch(arena_pointer self, const caf::actor_addr& holder) {
-  auto& holders = self->state.holders;
-  auto it = holders.find(holder);
-  if (it == holders.end() || --it->second > 0) return;
-  holders.erase(it);
-  self->demonitor(holder);
-}
-
 // Extents for as many sizes as fit now (all of them when `whole`), held by
 // `requester` until it hands them over; or nullopt.
 std::optional<arena_grant> try_grant(arena_pointer self, const std::vector<std::uint64_t>& sizes,
@@ -104,7 +91,7 @@ std::optional<arena_grant> try_grant(arena_pointer self, const std::vector<std::
   grant.chunk_addresses = st.chunk_addresses;
   l.holder = requester;
   st.leases.emplace(grant.lease, std::move(l));
-  watch(self, requester);
+  if (requester) st.holders.add(self, requester, 1);
   return grant;
 }
 
@@ -127,7 +114,7 @@ void give_back(arena_pointer self, std::uint64_t id) {
   const auto holder = it->second.holder;
   st.allocator.release(it->second.runs);
   st.leases.erase(it);
-  unwatch(self, holder);
+  st.holders.remove(self, holder, 1);
   serve_waiting(self);
 }
 
@@ -137,10 +124,10 @@ void hand_over(arena_pointer self, std::uint64_t id, const caf::actor& holder) {
   auto& st = self->state;
   auto it = st.leases.find(id);
   if (it == st.leases.end() || it->second.ready) return;
-  unwatch(self, std::exchange(it->second.holder, holder.address()));
+  st.holders.remove(self, std::exchange(it->second.holder, holder.address()), 1);
   it->second.ready = true;
   if (!holder) return give_back(self, id);  // the reply goes nowhere: no one can read it
-  watch(self, holder.address());
+  st.holders.add(self, holder.address(), 1);
   if (holder.node() != self->node())
     self->delayed_send(self, std::chrono::milliseconds{st.config.lease_ms}, caf::timeout_atom_v,
                        id);

@@ -13,13 +13,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <unordered_map>
 #include <utility>
 
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/holder_counts.hpp"
 #include "runtime/io/unique_fd.hpp"
 #include "runtime/storage/regular_file.hpp"
 
@@ -34,9 +34,7 @@ struct bucket_state {
   unique_fd direct_fd;  // the O_DIRECT descriptor, until no pin can name it (see above)
   int open_errno = 0;   // of the last open of the file; 0 when it worked
   bool direct = false;
-  // Pins (reads in flight), by the actor that took them; a holder with none is erased,
-  // so the bucket is unpinned exactly when this is empty.
-  std::unordered_map<caf::actor_addr, std::uint32_t> pinned_by;
+  holder_counts pinned_by;  // pins (reads in flight), by the actor that took them
   bool evicted = false;
   static inline const char* name = "bucket";
 
@@ -80,17 +78,9 @@ using bucket_pointer = bucket_actor::stateful_pointer<bucket_state>;
 // `n` of `holder`'s pins go; a holder with none left is no longer watched.
 void drop_pins(bucket_pointer self, const caf::actor_addr& holder, std::uint32_t n) {
   auto& st = self->state;
-  auto it = st.pinned_by.find(holder);
-  const std::uint32_t held = it == st.pinned_by.end() ? 0 : it->second;
-  if (n > held) {  // a caller's bug; never let a count wrap
+  const auto held = st.pinned_by.remove(self, holder, n);
+  if (n > held)  // a caller's bug; the count did not wrap
     spdlog::error("bucket {}: unpin {} by a holder of {} pins", st.id, n, held);
-    n = held;
-  }
-  if (n == 0) return;
-  if ((it->second -= n) == 0) {
-    st.pinned_by.erase(it);
-    self->demonitor(holder);
-  }
   st.close_direct_if_unused();
 }
 
@@ -112,9 +102,7 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
   self->state.path = std::move(path);
   if (self->state.open_file(buffered, refuse_o_direct)) self->send(catalog, buffered_atom_v);
   self->set_down_handler([self](caf::down_msg& msg) {
-    auto it = self->state.pinned_by.find(msg.source);
-    if (it == self->state.pinned_by.end()) return;
-    drop_pins(self, msg.source, it->second);
+    drop_pins(self, msg.source, self->state.pinned_by.held(msg.source));
     remove_if_done(self);
   });
   return {
@@ -122,10 +110,7 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
     [self](pin_atom, std::uint32_t n) {
       auto& st = self->state;
       if (!st.fd || n == 0) return st.file();
-      const auto holder = self->current_sender();
-      auto& held = st.pinned_by[caf::actor_cast<caf::actor_addr>(holder)];
-      if (held == 0 && holder) self->monitor(caf::actor_cast<caf::actor>(holder));
-      held += n;
+      st.pinned_by.add(self, caf::actor_cast<caf::actor_addr>(self->current_sender()), n);
       return st.file();
     },
     [self](buffered_atom) {

@@ -25,6 +25,10 @@
 namespace spillway {
 namespace {
 
+// Mail is served in turns of at most this many messages, so a steady stream of it
+// cannot keep the ring from reaping and refilling its window.
+constexpr int mail_per_turn = 16;
+
 // A batch waiting for results from this reader, and the results not yet sent to it.
 struct client_entry {
   read_client client;
@@ -46,8 +50,7 @@ public:
 
   void enqueue(caf::mailbox_element_ptr what, caf::execution_unit* host) override {
     blocking_actor::enqueue(std::move(what), host);
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wakeup_fd_.get(), &one, sizeof one);
+    wake();
   }
 
   void act() override {
@@ -131,9 +134,17 @@ private:
       }
       if (!woke) continue;
       ++stats_.wakeups;
-      for (bool more = true; more && running_;)
+      bool more = true;
+      for (int served = 0; more && running_ && served < mail_per_turn; ++served)
         serve_mail(caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+      if (more) wake();  // the rest of the mail is the next turn's
     }
+  }
+
+  // The ring waits on this eventfd along with its reads.
+  void wake() {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wakeup_fd_.get(), &one, sizeof one);
   }
 
   // A reset that could not set the ring up again (ENOMEM, EMFILE) left it closed with

@@ -116,9 +116,10 @@ TEST_CASE_FIXTURE(reader_fixture, "a reader that throws goes down only once its 
   start(4, faults);
   self->monitor(reader);
   send_pipe_reads(0, 2);
-  // Each question wakes the ring; the first to come once the reads are in flight makes
-  // the loop throw. A reader that then waits for its reads lets the question time out;
-  // one that is gone bounces it at once.
+  // Each question wakes the ring; the first turn after the reads went in flight makes
+  // the loop throw, at most a turn of mail later (a reader that served questions for as
+  // long as they kept coming never threw here). A reader that then waits for its reads
+  // lets the question time out; one that is gone bounces it at once.
   caf::error stopped;
   for (int asked = 0; !stopped && asked < 1000; ++asked)
     self->request(reader, std::chrono::milliseconds(100), stats_atom_v)

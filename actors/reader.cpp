@@ -252,7 +252,7 @@ private:
 
   reader_stats current_stats() {
     if (ring_) {
-      stats_.registered_chunks = ring_->registered_chunks();
+      stats_.registered_buffers = ring_->registered_buffers();
       stats_.reads_fixed = ring_->reads_fixed();
       stats_.reads_plain = ring_->reads_plain();
       stats_.ring_resets = ring_->resets();

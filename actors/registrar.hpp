@@ -1,8 +1,9 @@
-// The registrar: it registers the arena's chunks with io_uring, one reader at a time
-// (serial pinning was much faster than concurrent, in the RFC). Where the kernel can
-// clone a registered buffer table (6.12+), each chunk is registered once, on the
-// registrar's own ring, and every reader clones the table in its turn; elsewhere each
-// reader registers the chunks on its own ring, in the turns this actor grants.
+// The registrar: it registers the arena's chunks and the caller memory the node was
+// given with io_uring, one reader at a time (serial pinning was much faster than
+// concurrent, in the RFC). Where the kernel can clone a registered buffer table
+// (6.12+), each buffer is registered once, on the registrar's own ring, and every reader
+// clones the table in its turn; elsewhere each reader registers the buffers on its own
+// ring, in the turns this actor grants.
 #pragma once
 
 #include <chrono>
@@ -16,7 +17,7 @@ namespace spillway {
 
 // A turn is quick (clone: microseconds; register 1 GiB: tens of ms); `turn_timeout`
 // bounds a reader that hangs in one, so that the others still get theirs.
-registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t chunk_count,
+registrar_actor spawn_registrar(caf::actor_system& system, std::uint32_t slots,
                                 std::chrono::milliseconds turn_timeout = std::chrono::seconds(30));
 
 }  // namespace spillway

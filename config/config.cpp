@@ -170,6 +170,9 @@ constexpr std::array schema = {
          "arena_size").multiple_of(hugepage),
     choice(SPILLWAY_KEY(read, arena_pages), "auto|hugetlb|thp|plain",
            "how the arena is backed; auto tries hugetlb, then thp, then plain"),
+    integer(SPILLWAY_KEY(read, memory_slots), 0, 4096,
+            "registered buffers kept for caller memory (node::register_memory); a region "
+            "takes one per GiB started"),
     integer(SPILLWAY_KEY(read, lease_ms), 1, 3600000,
             "a lease held by a caller in another process expires after this"),
     integer(SPILLWAY_KEY(read, timeout_ms), 1, 3600000,
@@ -713,10 +716,11 @@ const toml::node* loader::set_later(std::size_t a, std::size_t b) const {
   return at;
 }
 
-// Every chunk is a registered buffer of every reader's ring, and io_uring takes at most
-// IORING_MAX_REG_BUFFERS of them: past that, every read would go unregistered.
+// Every chunk, and every slot kept for caller memory, is a registered buffer of every
+// reader's ring, and io_uring takes at most IORING_MAX_REG_BUFFERS of them: past that,
+// every read would go unregistered.
 void loader::check_chunk_count() {
-  constexpr std::uint64_t registered_buffers_max = 16384;
+  const std::uint64_t registered_buffers_max = 16384 - config_.read.memory_slots;
   const std::size_t size = key_index("read.arena_size");
   const std::size_t chunk = key_index("read.arena_chunk");
   if ((found_[size] && !valid_[size]) || (found_[chunk] && !valid_[chunk])) return;
@@ -730,7 +734,8 @@ void loader::check_chunk_count() {
   fail(*at, "read.arena_size (" + format_size(read.arena_size) + ") in read.arena_chunk (" +
                 format_size(read.arena_chunk) + ") pieces is " + std::to_string(chunks) +
                 " chunks, more than the " + std::to_string(registered_buffers_max) +
-                " buffers io_uring registers: make read.arena_chunk at least " +
+                " buffers io_uring registers beside read.memory_slots: make read.arena_chunk "
+                "at least " +
                 format_size((least + hugepage - 1) / hugepage * hugepage));
 }
 

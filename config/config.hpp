@@ -53,6 +53,7 @@ struct read_section {
   std::uint64_t arena_size = 1ull << 30;
   std::uint64_t arena_chunk = 1ull << 30;  // the kernel rejects a registered iovec > 1 GiB
   std::string arena_pages = "auto";        // auto | hugetlb | thp | plain
+  std::uint64_t memory_slots = 64;         // registered buffers for node::register_memory
   std::uint64_t lease_ms = 5000;
   std::uint64_t timeout_ms = 30000;        // a batch's keys fail with `timeout` after this
 

@@ -52,7 +52,7 @@ using read_client = caf::typed_actor<caf::reacts_to<read_done_atom, read_results
 // on the reader's own ring. Answered with the errno of the failure, 0 for success.
 struct buffer_table {
   std::int32_t source_ring_fd = -1;
-  std::vector<std::uint64_t> addresses;  // per chunk slot; 0 = not ready yet
+  std::vector<std::uint64_t> addresses;  // per slot; 0 = empty (a chunk not ready yet)
   std::vector<std::uint64_t> sizes;
 };
 
@@ -72,13 +72,18 @@ using reader_actor = caf::typed_actor<
 
 // -- the registrar ---------------------------------------------------------------
 
-// add(chunk, address, size): the arena has populated a chunk; register it.
+// The table has a slot per arena chunk, then read.memory_slots slots for caller memory
+// (node::register_memory), pieces of at most 1 GiB each.
+// add(slot, address, size): memory is ready (a populated chunk, caller memory); register it.
+// delete(slot): empty the slot; answered once no reader's table holds it any more, so
+// that the caller may unmap the memory.
 // join(reader): a reader (new, restarted or reset) needs the table.
 // fence: answered, with how many readers answered theirs, once every reader it knows
 // has passed a fence (a reader gone in the meantime drained its ring before it went):
 // no read sent before can still write to the arena.
 using registrar_actor = caf::typed_actor<
   caf::reacts_to<caf::add_atom, std::uint32_t, std::uint64_t, std::uint64_t>,
+  caf::replies_to<caf::delete_atom, std::uint32_t>::with<caf::ok_atom>,
   caf::reacts_to<caf::join_atom, reader_actor>,
   caf::replies_to<fence_atom>::with<std::uint32_t>>;
 

@@ -17,7 +17,7 @@ struct reader_stats {
   std::string engine;                  // "io_uring" or "posix"
   std::uint32_t ring_flags = 0;        // IORING_SETUP_* the ring was created with
   std::uint64_t wakeups = 0;           // times the mailbox woke the ring
-  std::uint64_t registered_chunks = 0; // arena chunks this ring reads into with read_fixed
+  std::uint64_t registered_buffers = 0; // read_fixed targets: arena chunks, caller memory pieces
   std::int32_t registration_errno = 0; // why registration failed; 0 = it did not
   std::uint64_t reads_fixed = 0;
   std::uint64_t reads_plain = 0;
@@ -32,7 +32,7 @@ struct reader_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, reader_stats& x) {
-  return f(x.index, x.engine, x.ring_flags, x.wakeups, x.registered_chunks,
+  return f(x.index, x.engine, x.ring_flags, x.wakeups, x.registered_buffers,
            x.registration_errno, x.reads_fixed, x.reads_plain, x.ring_resets, x.short_reads,
            x.ring_errno, x.busy_ns, x.in_flight_ns);
 }

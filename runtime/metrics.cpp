@@ -101,9 +101,9 @@ void reader_metrics(exposition& out, const node_stats& node) {
              [](const reader_stats& r) {
                return r.busy_ns == 0 ? 0.0 : static_cast<double>(r.in_flight_ns) / r.busy_ns;
              });
-  per_reader(out, node, "spillway_reader_registered_chunks", "gauge",
-             "Arena chunks each reader reads into through registered buffers",
-             [](const reader_stats& r) { return r.registered_chunks; });
+  per_reader(out, node, "spillway_reader_registered_buffers", "gauge",
+             "Buffers each reader reads into with read_fixed: arena chunks, caller memory",
+             [](const reader_stats& r) { return r.registered_buffers; });
   per_reader(out, node, "spillway_reader_registration_errno", "gauge",
              "Why registering the arena failed for a reader (0: it did not)",
              [](const reader_stats& r) { return r.registration_errno; });

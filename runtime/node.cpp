@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -38,6 +39,7 @@
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/log.hpp"
+#include "runtime/memory_regions.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/net/metrics_endpoint.hpp"
 #include "runtime/rdma/rdma_devices.hpp"
@@ -62,6 +64,8 @@ struct node::impl {
   std::unique_ptr<transfer_engine> transfer;
   std::uint16_t port = 0;
   std::unique_ptr<metrics_endpoint> metrics;  // node.metrics_listen
+  std::mutex memory_lock;  // callers may register memory from any thread
+  std::optional<memory_regions> memory;
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds{config.cluster.request_timeout_ms};
@@ -239,7 +243,9 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   i.writer = spawn_writer(*i.system, writing, i.catalog, i.meter);
   const auto chunks = static_cast<std::uint32_t>(
     (c.read.arena_size + c.read.arena_chunk - 1) / c.read.arena_chunk);
-  i.registrar = spawn_registrar(*i.system, chunks);
+  const auto memory_slots = static_cast<std::uint32_t>(c.read.memory_slots);
+  i.memory.emplace(chunks, memory_slots);
+  i.registrar = spawn_registrar(*i.system, chunks + memory_slots);
   try {
     i.arena = spawn_arena(*i.system, c.read, i.registrar);
   } catch (const std::exception& e) {
@@ -407,6 +413,24 @@ std::vector<key_status> node::get_batch_into(const std::vector<std::string>& key
     else std::memcpy(buffers[k].data(), v.data(), v.size());
   });
   return statuses;
+}
+
+void node::register_memory(void* base, std::uint64_t length) {
+  auto& i = *impl_;
+  std::lock_guard guard{i.memory_lock};
+  if (!i.system) throw std::runtime_error("the node is stopped");
+  for (const auto& p : i.memory->add(reinterpret_cast<std::uint64_t>(base), length))
+    caf::anon_send(i.registrar, caf::add_atom_v, p.slot, p.address, p.size);
+}
+
+void node::unregister_memory(void* base) {
+  auto& i = *impl_;
+  // Held until answered, so that the slots are taken by another region only once no
+  // reader holds this one.
+  std::lock_guard guard{i.memory_lock};
+  const auto pieces = i.memory->remove(reinterpret_cast<std::uint64_t>(base));
+  if (!i.system) return;  // no ring is left to hold it
+  for (const auto& p : pieces) i.ask<caf::ok_atom>(i.registrar, caf::delete_atom_v, p.slot);
 }
 
 std::vector<read_value> node::read_values(const std::vector<std::string>& keys) {

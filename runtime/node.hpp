@@ -107,6 +107,18 @@ public:
                                          const std::vector<std::span<std::byte>>& buffers,
                                          std::vector<std::size_t>& sizes);
 
+  // Caller memory that reads may land in without a copy through the arena: every
+  // reader's ring registers [base, base + length) as fixed buffers, one reader at a time
+  // (actors/registrar.hpp), so reads into it use read_fixed. Up to read.memory_slots
+  // pieces of at most 1 GiB in all. Memory not registered still works, as before.
+  // Throws std::invalid_argument for an empty region or one overlapping another, and
+  // std::length_error when the slots run out.
+  void register_memory(void* base, std::uint64_t length);
+  // Returns once no reader's ring holds the region any more: its memory may go then.
+  // Reads into it must have returned. Throws std::invalid_argument when no region
+  // starts at `base`, std::runtime_error when the node is stopped or does not answer.
+  void unregister_memory(void* base);
+
   // get_batch, each value copied into a string of its own.
   std::vector<read_value> read_values(const std::vector<std::string>& keys);
 

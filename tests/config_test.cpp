@@ -253,7 +253,8 @@ TEST_SUITE("config") {
   TEST_CASE("an unknown key is named with the known keys of its section") {
     CHECK(problem_of("[read]\nwindw = 3\n") ==
           "node.toml:2:1: unknown key 'read.windw' (known keys in [read]: engine, mode, readers, "
-          "window, queue_depth, arena_size, arena_chunk, arena_pages, lease_ms, timeout_ms)");
+          "window, queue_depth, arena_size, arena_chunk, arena_pages, memory_slots, lease_ms, "
+          "timeout_ms)");
     CHECK(problem_of("[transfer]\nslice.size = 3\n").starts_with(
         "node.toml:2:1: unknown key 'transfer.slice' (known keys in [transfer]: transport,"));
   }
@@ -377,18 +378,23 @@ TEST_SUITE("config") {
     CHECK(load_config_text("", "t").read.arena_chunk == 1024 * MiB);
   }
 
-  // 64 GiB in 2 MiB chunks would be 32768 chunks, each a registered buffer of every ring.
+  // 64 GiB in 2 MiB chunks would be 32768 chunks, each a registered buffer of every ring,
+  // and read.memory_slots (64) more are kept for caller memory.
   TEST_CASE("an arena cut into more chunks than io_uring registers buffers is refused") {
     CHECK(problem_of("[read]\narena_size = \"64GiB\"\narena_chunk = \"2MiB\"\n") ==
           "node.toml:3:15: read.arena_size (64GiB) in read.arena_chunk (2MiB) pieces is 32768 "
-          "chunks, more than the 16384 buffers io_uring registers: make read.arena_chunk at "
-          "least 4MiB");
+          "chunks, more than the 16320 buffers io_uring registers beside read.memory_slots: "
+          "make read.arena_chunk at least 6MiB");
     CHECK(problem_of("[read]\narena_chunk = \"2MiB\"\narena_size = \"33GiB\"\n") ==
           "node.toml:3:14: read.arena_size (33GiB) in read.arena_chunk (2MiB) pieces is 16896 "
-          "chunks, more than the 16384 buffers io_uring registers: make read.arena_chunk at "
-          "least 4MiB");
+          "chunks, more than the 16320 buffers io_uring registers beside read.memory_slots: "
+          "make read.arena_chunk at least 4MiB");
+    CHECK(problem_of("[read]\narena_size = \"32GiB\"\narena_chunk = \"2MiB\"\n") ==
+          "node.toml:3:15: read.arena_size (32GiB) in read.arena_chunk (2MiB) pieces is 16384 "
+          "chunks, more than the 16320 buffers io_uring registers beside read.memory_slots: "
+          "make read.arena_chunk at least 4MiB");
     const node_config c = load_config_text(
-        "[read]\narena_size = \"32GiB\"\narena_chunk = \"2MiB\"\n", "node.toml");
+        "[read]\narena_size = \"32GiB\"\narena_chunk = \"2MiB\"\nmemory_slots = 0\n", "node.toml");
     CHECK(c.read.arena_size / c.read.arena_chunk == 16384);
   }
 

@@ -230,7 +230,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   d.write(n, 8, "fixed-");
   auto registered = [&] {
     for (const auto& r : n.stats().readers)
-      if (r.registered_chunks != 2) return false;
+      if (r.registered_buffers != 2) return false;
     return true;
   };
   REQUIRE(eventually(registered));
@@ -238,6 +238,34 @@ TEST_CASE_FIXTURE(test::node_leaks,
   check_batch(n, d, d.keys);
   CHECK(readers_total(n, &reader_stats::reads_fixed) - before == d.keys.size());
   check_arena(n);
+}
+
+// Every ring holds the caller's memory once register_memory's turns came, and none holds
+// it once unregister_memory returned: no read_fixed can land in it after that.
+TEST_CASE_FIXTURE(test::node_leaks, "caller memory is in every ring's table until unregistered") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
+  test::temp_dir dir;
+  node n{read_config(dir.path())};
+  auto every_reader_holds = [&](std::uint64_t buffers) {
+    return [&n, buffers] {
+      for (const auto& r : n.stats().readers)
+        if (r.registered_buffers != buffers) return false;
+      return true;
+    };
+  };
+  REQUIRE(eventually(every_reader_holds(2)));  // the arena's two chunks
+  if (n.stats().readers[0].registration_errno != 0)
+    return test::skip_test("registering buffers fails here");
+  std::vector<std::byte> memory(3 << 20);
+  n.register_memory(memory.data(), memory.size());
+  CHECK_THROWS_AS(n.register_memory(memory.data() + 4096, 4096), std::invalid_argument);
+  REQUIRE(eventually(every_reader_holds(3)));
+  n.unregister_memory(memory.data());
+  for (const auto& r : n.stats().readers) CHECK(r.registered_buffers == 2);
+  CHECK_THROWS_AS(n.unregister_memory(memory.data()), std::invalid_argument);
+  n.register_memory(memory.data(), memory.size());  // its slot is free again
+  REQUIRE(eventually(every_reader_holds(3)));
+  n.unregister_memory(memory.data());
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,

@@ -76,10 +76,23 @@ struct reader_fixture {
   }
 
   // Answered after everything sent to the reader before it was handled.
-  void round_trip() {
+  reader_stats stats() {
+    reader_stats out;
     self->request(reader, patience, stats_atom_v)
-      .receive([](const reader_stats&) {},
+      .receive([&](const reader_stats& r) { out = r; },
                [](caf::error& err) { FAIL("stats: " << to_string(err)); });
+    return out;
+  }
+  void round_trip() { stats(); }
+
+  void wait_for_reads(std::size_t count) {
+    for (std::size_t results = 0; results < count;)
+      self->receive(
+        [&](read_done_atom, const read_results& done) {
+          for (const auto& r : done) CHECK(r.result == static_cast<int>(piece));
+          results += done.size();
+        },
+        caf::after(patience) >> [&] { FAIL("only " << results << " of " << count << " reads came back"); });
   }
 };
 
@@ -93,16 +106,40 @@ TEST_CASE_FIXTURE(reader_fixture, "a fence is answered only once the reads sent 
   round_trip();
   CHECK(self->mailbox().empty());  // had the reader answered the fence, it would be here
   fill_pipe(4);
-  std::size_t results = 0;
-  while (results < 4)
-    self->receive(
-      [&](read_done_atom, const read_results& done) {
-        for (const auto& r : done) CHECK(r.result == static_cast<int>(piece));
-        results += done.size();
-      },
-      caf::after(patience) >> [&] { FAIL("only " << results << " of 4 reads came back"); });
+  wait_for_reads(4);
   fence.receive([](std::uint32_t index) { CHECK(index == reader_index); },
                 [](caf::error& err) { FAIL("fence: " << to_string(err)); });
+  CHECK(bytes_in_pipe() == 0);
+}
+
+// Caller memory leaves the table before unregister_memory returns: the registrar answers
+// for a slot it emptied only once the ring let go of it, and a read aimed at the slot
+// afterwards goes through a plain buffer.
+TEST_CASE_FIXTURE(reader_fixture, "a slot the registrar empties is answered for once the ring let it go") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
+  start(4);
+  caf::anon_send(registrar, caf::add_atom_v, std::uint32_t{0},
+                 reinterpret_cast<std::uint64_t>(target.data()), std::uint64_t{target.size()});
+  reader_stats now;
+  for (int asked = 0; asked < 100000 && now.registered_buffers == 0 && now.registration_errno == 0;
+       ++asked)
+    now = stats();
+  if (now.registration_errno != 0) return test::skip_test("registering buffers fails here");
+  REQUIRE(now.registered_buffers == 1);
+  fill_pipe(1);
+  send_pipe_reads(0, 1);  // into slot 0
+  wait_for_reads(1);
+  CHECK(stats().reads_fixed == 1);
+  self->request(registrar, patience, caf::delete_atom_v, std::uint32_t{0})
+    .receive([](caf::ok_atom) {}, [](caf::error& err) { FAIL("delete: " << to_string(err)); });
+  now = stats();
+  CHECK(now.registered_buffers == 0);
+  fill_pipe(1);
+  send_pipe_reads(1, 1);
+  wait_for_reads(1);
+  now = stats();
+  CHECK(now.reads_fixed == 1);
+  CHECK(now.reads_plain == 1);
   CHECK(bytes_in_pipe() == 0);
 }
 

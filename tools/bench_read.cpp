@@ -256,7 +256,7 @@ bool all_registered(node& store) {
   const auto chunks = (store.config().read.arena_size + store.config().read.arena_chunk - 1) /
                       store.config().read.arena_chunk;
   for (const auto& r : store.stats().readers)
-    if (r.engine == "io_uring" && r.registration_errno == 0 && r.registered_chunks != chunks)
+    if (r.engine == "io_uring" && r.registration_errno == 0 && r.registered_buffers != chunks)
       return false;
   return true;
 }

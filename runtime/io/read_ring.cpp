@@ -86,7 +86,7 @@ void read_ring::close() {
   unconsumed_.clear();
   cloned_ = false;
   has_own_table_ = false;
-  registered_.assign(registered_.size(), false);
+  registered_.assign(registered_.size(), 0);
 }
 
 void read_ring::arm_wakeup() {
@@ -118,7 +118,7 @@ void read_ring::prepare(std::uint32_t index) {
   const auto length = static_cast<unsigned>(it.length - s.done);
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   assert(sqe != nullptr);  // the ring has an entry per slot
-  if (it.chunk < registered_.size() && registered_[it.chunk]) {
+  if (it.chunk < registered_.size() && registered_[it.chunk] != 0) {
     io_uring_prep_read_fixed(sqe, it.fd, target, length, it.offset + s.done,
                              static_cast<int>(it.chunk));
     ++reads_fixed_;
@@ -283,7 +283,7 @@ std::vector<read_ring::queued_read> read_ring::take_queued() {
 
 int read_ring::adopt(int source_ring_fd, const std::vector<std::uint64_t>& addresses,
                      const std::vector<std::uint64_t>& sizes) {
-  registered_.resize(addresses.size(), false);
+  registered_.resize(addresses.size(), 0);
   int rc = -EINVAL;
   if (source_ring_fd >= 0) {
     rc = clone_table(ring_.ring_fd, source_ring_fd, cloned_ ? clone_dst_replace : 0);
@@ -294,12 +294,16 @@ int read_ring::adopt(int source_ring_fd, const std::vector<std::uint64_t>& addre
     cloned_ = rc == 0;
   }
   if (rc != 0) rc = register_own(addresses, sizes);
-  if (rc == 0)
-    for (std::size_t c = 0; c < addresses.size(); ++c) registered_[c] = addresses[c] != 0;
+  if (rc == 0) registered_ = addresses;
+  // A table half updated may still hold a slot the registrar took back: every read
+  // goes through plain buffers until a turn succeeds.
+  else registered_.assign(registered_.size(), 0);
   return rc;
 }
 
-// Without a clone: this ring's own sparse table, filled chunk by chunk as they come.
+// Without a clone: this ring's own sparse table, each slot updated where the registrar's
+// table differs from what this ring holds (a chunk that came, caller memory that came or
+// went).
 int read_ring::register_own(const std::vector<std::uint64_t>& addresses,
                             const std::vector<std::uint64_t>& sizes) {
   if (!has_own_table_) {
@@ -309,8 +313,8 @@ int read_ring::register_own(const std::vector<std::uint64_t>& addresses,
     has_own_table_ = true;
   }
   for (std::size_t c = 0; c < addresses.size(); ++c) {
-    if (addresses[c] == 0 || registered_[c]) continue;
-    iovec iov{reinterpret_cast<void*>(addresses[c]), sizes[c]};
+    if (addresses[c] == registered_[c]) continue;
+    iovec iov{reinterpret_cast<void*>(addresses[c]), sizes[c]};  // {nullptr, 0} empties it
     const __u64 tag = 0;
     const int rc = io_uring_register_buffers_update_tag(&ring_, static_cast<unsigned>(c), &iov,
                                                         &tag, 1);
@@ -319,8 +323,9 @@ int read_ring::register_own(const std::vector<std::uint64_t>& addresses,
   return 0;
 }
 
-std::size_t read_ring::registered_chunks() const {
-  return static_cast<std::size_t>(std::count(registered_.begin(), registered_.end(), true));
+std::size_t read_ring::registered_buffers() const {
+  return static_cast<std::size_t>(
+    std::count_if(registered_.begin(), registered_.end(), [](auto a) { return a != 0; }));
 }
 
 }  // namespace spillway

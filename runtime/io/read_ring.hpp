@@ -57,7 +57,8 @@ public:
   int drain();
 
   // Takes the buffer table: clones `source_ring_fd`'s when the kernel can, else
-  // registers the chunks at `addresses` (0 = not ready) on this ring. 0 or -errno.
+  // registers the buffers at `addresses` (0 = an empty slot) on this ring. 0 or -errno;
+  // after a failure no read uses read_fixed until a later call succeeds.
   int adopt(int source_ring_fd, const std::vector<std::uint64_t>& addresses,
             const std::vector<std::uint64_t>& sizes);
 
@@ -71,7 +72,7 @@ public:
   // left empty. Each is owed its callback by whoever takes it.
   std::vector<queued_read> take_queued();
 
-  std::size_t registered_chunks() const;
+  std::size_t registered_buffers() const;
   std::uint64_t reads_fixed() const { return reads_fixed_; }
   std::uint64_t reads_plain() const { return reads_plain_; }
   std::uint64_t resets() const { return resets_; }
@@ -116,7 +117,7 @@ private:
   std::size_t head_ = 0;
   std::uint64_t enqueued_ = 0;
   std::size_t in_flight_ = 0;
-  std::vector<bool> registered_;  // per arena chunk
+  std::vector<std::uint64_t> registered_;  // per table slot: the address it holds, 0 = none
   bool cloned_ = false;
   bool has_own_table_ = false;
   read_fault_dice faults_;

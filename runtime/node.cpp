@@ -307,8 +307,13 @@ std::uint16_t node::metrics_port() const { return impl_->metrics ? impl_->metric
 
 io_stats node::io() { return impl_->ask<io_stats>(impl_->meter, stats_atom_v); }
 
+transfer_stats node::transfers() {
+  if (!impl_->transfer) throw std::runtime_error("the node is stopped");
+  return impl_->transfer->stats();
+}
+
 std::string node::metrics() {
-  return prometheus_text({stats(), store_stats(), read_stats(), io()});
+  return prometheus_text({stats(), store_stats(), read_stats(), io(), transfers()});
 }
 
 std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,

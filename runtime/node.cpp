@@ -37,6 +37,7 @@
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/io/kernel_probe.hpp"
+#include "runtime/io/progress.hpp"
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/net/metrics_endpoint.hpp"
@@ -132,9 +133,11 @@ std::uint64_t first_sequence(const recovered_store& recovered) {
 // `room`: what the bucket files and quarantine/ may take together.
 recovered_store recover(const storage_section& storage, std::uint64_t room) {
   const auto start = std::chrono::steady_clock::now();
+  progress shown{"recovery", "files", 0};
   auto recovered = recover_data_dir(
     storage.data_dir,
-    {storage.quarantine, room, dir_mode_for(static_cast<mode_t>(storage.file_mode))});
+    {storage.quarantine, room, dir_mode_for(static_cast<mode_t>(storage.file_mode)), &shown});
+  shown.finish();  // before the log line, which would otherwise land on it
   std::size_t keys = 0;
   for (const auto& b : recovered.buckets) keys += b.index.entries.size();
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;

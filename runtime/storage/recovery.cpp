@@ -94,9 +94,13 @@ void trim_quarantine(const fs::path& dir, std::uint64_t quota_bytes, recovered_s
   }
 }
 
-recovered_store scan(const fs::path& dir) {
+// Listed first, so that `shown` knows the total.
+recovered_store scan(const fs::path& dir, progress* shown) {
   recovered_store store;
-  for (const auto& entry : fs::directory_iterator{dir}) {
+  const std::vector<fs::directory_entry> entries{fs::directory_iterator{dir}, {}};
+  if (shown) shown->set_total(entries.size());
+  for (const auto& entry : entries) {
+    if (shown) shown->advance(1);
     const auto id = parse_bucket_file_name(entry.path().filename().string());
     if (!id) continue;
     store.highest_sequence = std::max(store.highest_sequence, bucket_sequence(*id));
@@ -116,10 +120,10 @@ recovered_store scan(const fs::path& dir) {
 
 }  // namespace
 
-recovered_store scan_data_dir(const fs::path& dir) { return scan(dir); }
+recovered_store scan_data_dir(const fs::path& dir) { return scan(dir, nullptr); }
 
 recovered_store recover_data_dir(const fs::path& dir, const recovery_options& options) {
-  auto store = scan(dir);
+  auto store = scan(dir, options.shown);
   for (const auto& file : store.rejected) set_aside(file, dir, options);
   for (const auto& file : store.unreadable)
     spdlog::warn("recovery: left {} in place, not served: {}", file.path.string(), file.reason);

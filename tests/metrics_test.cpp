@@ -132,6 +132,24 @@ TEST_CASE_FIXTURE(test::node_leaks,
   check_arena(n);
 }
 
+// The posix engine is a fallback an operator should see: each reader says which it runs.
+TEST_CASE_FIXTURE(test::node_leaks, "readers on the posix engine show as such in the metrics") {
+  test::temp_dir dir;
+  auto config = test::private_node(dir.path() / "data");
+  config.read.readers = 2;
+  config.read.engine = "posix";
+  node n{config};
+  const auto text = n.metrics();
+  for (const char* reader : {"0", "1"}) {
+    const auto sample = std::string{"spillway_reader_engine{reader=\""} + reader +
+                        "\",engine=\"posix\"} 1\n";
+    CHECK_MESSAGE(text.find(sample) != std::string::npos, sample);
+  }
+  CHECK(text.find("engine=\"io_uring\"") == std::string::npos);
+  CHECK(text.find("spillway_store_reads_buffered 0\n") != std::string::npos);
+  check_arena(n);
+}
+
 // A node that moved bytes to a peer node over tcp on 127.0.0.1 and back shows what it
 // moved, as the slicer cut it, over real HTTP.
 TEST_CASE_FIXTURE(test::node_leaks,

@@ -421,6 +421,7 @@ int run_bench_read(const bench_read_options& o) {
       verify_every_byte(*store, keys, size, o.batch_bytes);
       std::printf("verified: every byte of %zu values\n", keys.size());
     }
+    if (!o.metrics.empty()) std::ofstream{o.metrics} << store->metrics();
     store.reset();
     if (!o.keep_data) std::filesystem::remove_all(dir);
     if (cold.failed_reads != 0) throw std::runtime_error("bench read: reads failed at cold start");

@@ -96,7 +96,7 @@ TEST_CASE("progress on a terminal rewrites one line and ends it") {
   CHECK(text.find("2/2") == text.rfind("2/2"));
 }
 
-TEST_CASE("gen and inspect --verify show progress when stderr is a terminal") {
+TEST_CASE("gen, inspect --verify and recovery show progress when stderr is a terminal") {
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
   const auto [gen, gen_exit] =
@@ -108,6 +108,11 @@ TEST_CASE("gen and inspect --verify show progress when stderr is a terminal") {
   CHECK(inspect_exit == 0);
   CHECK(inspect.find("\rinspect --verify: ") != std::string::npos);
   CHECK(inspect.find(" buckets (100%)") != std::string::npos);
+  const auto [again, again_exit] =  // its node recovers the buckets the first gen wrote
+    spillway_on_terminal({"gen", "--count", "1", "--size", "4KiB", "--data-dir", data});
+  CHECK(again_exit == 0);
+  CHECK(again.find("\rrecovery: ") != std::string::npos);
+  CHECK(again.find(" files (100%)") != std::string::npos);
 }
 
 TEST_CASE("gen and inspect --verify print no progress when stderr is not a terminal") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <system_error>
 
 #include <spdlog/spdlog.h>
@@ -94,12 +95,13 @@ void trim_quarantine(const fs::path& dir, std::uint64_t quota_bytes, recovered_s
   }
 }
 
-// Listed first, so that `shown` knows the total.
+// Counted in a pass of its own, so that `shown` knows the total while the scan still
+// reads the directory as it goes (it holds a descriptor only for the directory).
 recovered_store scan(const fs::path& dir, progress* shown) {
   recovered_store store;
-  const std::vector<fs::directory_entry> entries{fs::directory_iterator{dir}, {}};
-  if (shown) shown->set_total(entries.size());
-  for (const auto& entry : entries) {
+  if (shown)
+    shown->set_total(static_cast<std::uint64_t>(std::distance(fs::directory_iterator{dir}, {})));
+  for (const auto& entry : fs::directory_iterator{dir}) {
     if (shown) shown->advance(1);
     const auto id = parse_bucket_file_name(entry.path().filename().string());
     if (!id) continue;

@@ -52,6 +52,7 @@ struct slicer_state {
   std::vector<std::pair<slice_group*, caf::actor_addr>> in_flight;
   std::uint64_t next_batch = 1;
   std::uint32_t next_lane = 0;
+  transfer_stats totals;  // since the slicer started, answered to `stats`
   bool pumping = false;
   bool stopping = false;
   static inline const char* name = "slicer";
@@ -77,20 +78,21 @@ void open_batch(batch_state& b) {
 
 // Checks the request under the cursor against its segment and counts its slices; a
 // rejected or empty one is settled at once and never cut.
-bool open_request(batch_state& b, const slicer_state& st) {
+bool open_request(batch_state& b, slicer_state& st) {
   const auto& q = b.requests[b.cut_request];
   const auto error = check_bounds(find_segment(st.segments, q.segment), q.offset, q.length);
   b.reply.statuses.push_back({error, 0});
   b.slices_left.push_back(error == transfer_error::none ? slice_count(q.length, st.options.rules)
                                                         : 0);
   b.reply.slices += b.slices_left.back();
+  st.totals.slices += b.slices_left.back();
   if (b.slices_left.back() == 0) --b.requests_left;
   return b.slices_left.back() != 0;
 }
 
 // Moves the cursor to the next byte to cut, opening requests on the way; false once
 // the whole batch is cut. An opened request has slices left until its last is cut.
-bool more_to_cut(batch_state& b, const slicer_state& st) {
+bool more_to_cut(batch_state& b, slicer_state& st) {
   for (; b.cut_request < b.requests.size(); ++b.cut_request) {
     const bool opened = b.cut_request < b.slices_left.size();
     if (opened ? b.cut_offset != 0 || b.slices_left[b.cut_request] != 0 : open_request(b, st))
@@ -117,18 +119,19 @@ void cut_one(batch_state& b, const slicing_rules& rules, slice& out) {
   }
 }
 
-void settle_slice(batch_state& b, const slice& s) {
+void settle_slice(batch_state& b, const slice& s, transfer_stats& totals) {
   if (!s.status.ok()) b.reply.statuses[s.request] = s.status;  // the last error wins
+  else (s.op == transfer_op::write ? totals.bytes_written : totals.bytes_read) += s.length;
   if (--b.slices_left[s.request] == 0) --b.requests_left;
 }
 
 // A stopping slicer cuts the rest of the batch only to settle it: nothing of it is sent.
-void abandon_uncut(batch_state& b, const slicer_state& st) {
+void abandon_uncut(batch_state& b, slicer_state& st) {
   slice s;
   while (more_to_cut(b, st)) {
     cut_one(b, st.options.rules, s);
     s.status = {transfer_error::unavailable, 0};
-    settle_slice(b, s);
+    settle_slice(b, s, st.totals);
   }
 }
 
@@ -157,7 +160,8 @@ bool landed(slicer_state& st, slice_group* group, const caf::actor_addr& lane) {
 // for its down message and for each error it answered with; only the first does work.
 void on_lane_lost(slicer_pointer self, const caf::actor_addr& lane) {
   auto& st = self->state;
-  std::erase_if(st.lanes, [&](const transport_actor& l) { return l.address() == lane; });
+  st.totals.lanes_lost +=
+    std::erase_if(st.lanes, [&](const transport_actor& l) { return l.address() == lane; });
   std::vector<slice_group*> held;
   for (const auto& [group, holder] : st.in_flight)
     if (holder == lane) held.push_back(group);
@@ -195,6 +199,8 @@ void finish_if_done(slicer_pointer self, std::uint64_t id) {
   if (b.requests_left != 0) return;
   if (b.first_started != slice_group::not_started)
     b.reply.first_slice_ns = nanoseconds_between(b.submitted, b.first_started);
+  for (const auto& status : b.reply.statuses)
+    ++self->state.totals.requests[static_cast<std::size_t>(status.error)];
   b.promise.deliver(std::move(b.reply));
   self->state.batches.erase(id);
 }
@@ -273,17 +279,19 @@ void on_returned(slicer_pointer self, slice_group* group) {
   b.first_started = std::min(b.first_started, group->started);
   std::size_t kept = 0;
   for (auto* s : group->items) {
+    if (!s->status.ok()) ++st.totals.slice_failures[static_cast<std::size_t>(s->status.error)];
     if (!s->status.ok() && retryable(s->status.error) && s->attempts <= st.options.retries &&
         !st.lanes.empty() && !st.stopping) {
       s->status = {};
       group->items[kept++] = s;
       continue;
     }
-    settle_slice(b, *s);
+    settle_slice(b, *s, st.totals);
     if (!group->pooled) delete s;
   }
   group->items.resize(kept);  // shrinks: allocates nothing
   b.reply.slices_retried += kept;
+  st.totals.slices_retried += kept;
   if (kept > 0)
     post(self, group, true);
   else
@@ -332,6 +340,7 @@ slicer_actor::behavior_type slicer(slicer_pointer self, slicer_options options,
     [self](caf::update_atom, std::vector<segment_descriptor>& segments) {
       self->state.segments = std::move(segments);
     },
+    [self](stats_atom) { return self->state.totals; },
   };
 }
 

@@ -10,6 +10,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include "actors/rdma_host.hpp"
@@ -58,6 +59,18 @@ caf::behavior batch_receiver(caf::event_based_actor* self, std::shared_ptr<batch
       self->quit();
     },
   };
+}
+
+void add_to(transfer_stats& sum, const transfer_stats& one) {
+  sum.bytes_written += one.bytes_written;
+  sum.bytes_read += one.bytes_read;
+  sum.slices += one.slices;
+  sum.slices_retried += one.slices_retried;
+  for (std::size_t e = 0; e < transfer_error_count; ++e) {
+    sum.requests[e] += one.requests[e];
+    sum.slice_failures[e] += one.slice_failures[e];
+  }
+  sum.lanes_lost += one.lanes_lost;
 }
 
 }  // namespace
@@ -207,6 +220,33 @@ std::future<std::vector<transfer_status>> transfer_engine::submit(
   auto receiver = system_.spawn<caf::hidden>(batch_receiver, std::move(answer), slicer);
   caf::send_as(receiver, slicer, transfer_atom_v, transfer_batch(std::move(requests)));
   return result;
+}
+
+// The slicers are asked without the lock, as a peer is: a busy one holds up only the
+// scrape. The server's figures are its atomics, read under the lock that stop() resets it
+// under.
+transfer_stats transfer_engine::stats() {
+  transfer_stats sum;
+  std::vector<slicer_actor> slicers;
+  {
+    std::lock_guard lock{mutex_};
+    for (const auto& route : routes_)
+      slicers.insert(slicers.end(), route.slicers.begin(), route.slicers.end());
+    if (server_) {
+      sum.refused_frames = server_->refused_frames();
+      sum.accept_failures = server_->accept_failures();
+      sum.dropped_lanes = server_->dropped_lanes();
+    }
+  }
+  caf::scoped_actor self{system_};
+  for (const auto& slicer : slicers) {
+    caf::error failure;
+    self->request(slicer, std::chrono::milliseconds{transfer_.slice_timeout_ms}, stats_atom_v)
+      .receive([&](transfer_stats& one) { add_to(sum, one); },
+               [&](caf::error& err) { failure = std::move(err); });
+    if (failure) throw std::runtime_error("transfer stats: " + system_.render(failure));
+  }
+  return sum;
 }
 
 void transfer_engine::stop() {

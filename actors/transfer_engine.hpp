@@ -56,6 +56,11 @@ public:
   std::future<std::vector<transfer_status>> submit(const transfer_peer& peer,
                                                    std::vector<transfer_request> requests);
 
+  // What the routes' slicers answer to `stats`, summed, and the tcp server's refusals.
+  // Zero before the first transfer; throws std::runtime_error when a slicer does not
+  // answer.
+  transfer_stats stats();
+
   // Stops routes, host and server. Idempotent; the actor system outlives it.
   void stop();
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/net/slice.hpp"
 #include "runtime/storage/key_status.hpp"
 
 namespace spillway {
@@ -134,6 +135,29 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_stats& x) {
   return f(x.read_keys, x.read_bytes, x.get_latency, x.written_keys, x.written_bytes,
            x.put_latency);
+}
+
+// What this node's transfers did since it started: each slicer's own account, summed
+// by the engine, and the refusals of the tcp server peers reach it by.
+struct transfer_stats {
+  std::uint64_t bytes_written = 0;  // moved to peers (op write), by slices that succeeded
+  std::uint64_t bytes_read = 0;     // moved from peers (op read)
+  std::uint64_t slices = 0;         // cut from requests that passed the checks
+  std::uint64_t slices_retried = 0; // sent again after a lane failed them
+  std::vector<std::uint64_t> requests = std::vector<std::uint64_t>(transfer_error_count);
+  // Each time a lane gave a slice back failed, by transfer_error: retried or not.
+  std::vector<std::uint64_t> slice_failures = std::vector<std::uint64_t>(transfer_error_count);
+  std::uint64_t lanes_lost = 0;        // lane actors that died or answered a post with an error
+  std::uint64_t refused_frames = 0;    // server: connections closed on a frame it refused
+  std::uint64_t accept_failures = 0;   // server: accepts failed for want of descriptors
+  std::uint64_t dropped_lanes = 0;     // server: connections dropped by [fault] on purpose
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, transfer_stats& x) {
+  return f(x.bytes_written, x.bytes_read, x.slices, x.slices_retried, x.requests,
+           x.slice_failures, x.lanes_lost, x.refused_frames, x.accept_failures,
+           x.dropped_lanes);
 }
 
 }  // namespace spillway

@@ -17,6 +17,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include "messages/stats.hpp"
 #include "messages/type_ids.hpp"
 #include "runtime/rdma/rdma_qp_info.hpp"
 #include "runtime/net/segment.hpp"
@@ -70,9 +71,11 @@ using transport_actor =
   caf::typed_actor<caf::replies_to<post_atom, slice_group_ref>::with<slice_group_ref>>;
 
 // update: the peer's segments, which the slicer checks every request against.
+// stats: what the slicer moved, retried and lost since it started.
 using slicer_actor =
   caf::typed_actor<caf::replies_to<transfer_atom, transfer_batch>::with<transfer_reply>,
-                   caf::reacts_to<caf::update_atom, std::vector<segment_descriptor>>>;
+                   caf::reacts_to<caf::update_atom, std::vector<segment_descriptor>>,
+                   caf::replies_to<stats_atom>::with<transfer_stats>>;
 
 // A checksum request covers at most this: the owner computes it on a scheduler thread
 // (a few ms at this size), for any peer that asks.

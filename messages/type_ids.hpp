@@ -34,6 +34,7 @@ struct sealed_bucket;
 struct rdma_qp_info;
 struct segment_descriptor;
 struct transfer_peer_info;
+struct transfer_stats;
 void register_message_types(caf::actor_system_config& config);
 }  // namespace spillway
 
@@ -80,4 +81,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::segment_descriptor>))
   CAF_ADD_TYPE_ID(spillway, (spillway::transfer_peer_info))
   CAF_ADD_TYPE_ID(spillway, (spillway::rdma_qp_info))
+  CAF_ADD_TYPE_ID(spillway, (spillway::transfer_stats))
 CAF_END_TYPE_ID_BLOCK(spillway)

@@ -185,6 +185,39 @@ void io_metrics(exposition& out, const io_stats& io) {
             io.put_latency);
 }
 
+// A family with one sample per transfer_error, labelled by its name.
+void by_transfer_error(exposition& out, std::string_view name, std::string_view label,
+                       std::string_view help, const std::vector<std::uint64_t>& counts) {
+  out.family(name, "counter", help);
+  for (std::size_t e = 0; e < counts.size(); ++e)
+    out.sample(static_cast<double>(counts[e]),
+               {{label, name_of(static_cast<transfer_error>(e))}});
+}
+
+void transfer_metrics(exposition& out, const transfer_stats& t) {
+  out.family("spillway_transfer_bytes_total", "counter",
+             "Bytes moved by slices that succeeded, by direction (write: to the peer)")
+    .sample(static_cast<double>(t.bytes_written), {{"direction", "write"}})
+    .sample(static_cast<double>(t.bytes_read), {{"direction", "read"}});
+  out.counter("spillway_transfer_slices_total", "Slices cut from requests that passed the checks",
+              static_cast<double>(t.slices));
+  out.counter("spillway_transfer_slice_retries_total",
+              "Slices sent again on another lane after one failed them",
+              static_cast<double>(t.slices_retried));
+  by_transfer_error(out, "spillway_transfer_requests_total", "status",
+                    "Transfer requests answered, by status", t.requests);
+  by_transfer_error(out, "spillway_transfer_slice_failures_total", "error",
+                    "Slices a lane gave back failed, by error, retried or not", t.slice_failures);
+  out.counter("spillway_transfer_lanes_lost_total",
+              "Lanes that died or failed a post; their groups went to the others",
+              static_cast<double>(t.lanes_lost));
+  out.family("spillway_transfer_refused_connections_total", "counter",
+             "Connections to the tcp server refused or dropped, by reason")
+    .sample(static_cast<double>(t.refused_frames), {{"reason", "bad_request"}})
+    .sample(static_cast<double>(t.accept_failures), {{"reason", "accept_failed"}})
+    .sample(static_cast<double>(t.dropped_lanes), {{"reason", "fault"}});
+}
+
 }  // namespace
 
 std::string prometheus_text(const metric_sources& sources) {
@@ -193,6 +226,7 @@ std::string prometheus_text(const metric_sources& sources) {
   store_metrics(out, sources.store);
   arena_metrics(out, sources.arena);
   io_metrics(out, sources.io);
+  transfer_metrics(out, sources.transfer);
   return out.take();
 }
 

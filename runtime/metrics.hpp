@@ -16,6 +16,7 @@ struct metric_sources {
   catalog_stats store;   // the catalog: keys, buckets, eviction
   arena_stats arena;     // the arena: memory and leases
   io_stats io;           // the meter: what the batches and the writer did
+  transfer_stats transfer;  // the slicers, and the tcp server's refusals
 };
 
 std::string prometheus_text(const metric_sources& sources);

@@ -38,6 +38,7 @@
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/io/kernel_probe.hpp"
+#include "runtime/io/progress.hpp"
 #include "runtime/log.hpp"
 #include "runtime/memory_regions.hpp"
 #include "runtime/metrics.hpp"
@@ -136,9 +137,11 @@ std::uint64_t first_sequence(const recovered_store& recovered) {
 // `room`: what the bucket files and quarantine/ may take together.
 recovered_store recover(const storage_section& storage, std::uint64_t room) {
   const auto start = std::chrono::steady_clock::now();
+  progress shown{"recovery", "files", 0};
   auto recovered = recover_data_dir(
     storage.data_dir,
-    {storage.quarantine, room, dir_mode_for(static_cast<mode_t>(storage.file_mode))});
+    {storage.quarantine, room, dir_mode_for(static_cast<mode_t>(storage.file_mode)), &shown});
+  shown.finish();  // before the log line, which would otherwise land on it
   std::size_t keys = 0;
   for (const auto& b : recovered.buckets) keys += b.index.entries.size();
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
@@ -313,8 +316,13 @@ std::uint16_t node::metrics_port() const { return impl_->metrics ? impl_->metric
 
 io_stats node::io() { return impl_->ask<io_stats>(impl_->meter, stats_atom_v); }
 
+transfer_stats node::transfers() {
+  if (!impl_->transfer) throw std::runtime_error("the node is stopped");
+  return impl_->transfer->stats();
+}
+
 std::string node::metrics() {
-  return prometheus_text({stats(), store_stats(), read_stats(), io()});
+  return prometheus_text({stats(), store_stats(), read_stats(), io(), transfers()});
 }
 
 std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,

@@ -136,6 +136,9 @@ public:
   arena_stats read_stats();
   // Keys and bytes read and written, per-key errors by kind, get and put latencies.
   io_stats io();
+  // Bytes, slices, retries and failures of this node's transfers, the refusals of its
+  // tcp server; zero before the transfer engine started.
+  transfer_stats transfers();
   // All of them as Prometheus text (runtime/metrics.hpp), as /metrics serves it.
   std::string metrics();
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/net/slicing.hpp"
 #include "runtime/node.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
@@ -129,6 +130,71 @@ TEST_CASE_FIXTURE(test::node_leaks,
   CHECK(listed.size() >= 20);
   for (const auto& family : listed) CHECK_MESSAGE(present(family), family, " is in the README");
   check_arena(n);
+}
+
+// The posix engine is a fallback an operator should see: each reader says which it runs.
+TEST_CASE_FIXTURE(test::node_leaks, "readers on the posix engine show as such in the metrics") {
+  test::temp_dir dir;
+  auto config = test::private_node(dir.path() / "data");
+  config.read.readers = 2;
+  config.read.engine = "posix";
+  node n{config};
+  const auto text = n.metrics();
+  for (const char* reader : {"0", "1"}) {
+    const auto sample = std::string{"spillway_reader_engine{reader=\""} + reader +
+                        "\",engine=\"posix\"} 1\n";
+    CHECK_MESSAGE(text.find(sample) != std::string::npos, sample);
+  }
+  CHECK(text.find("engine=\"io_uring\"") == std::string::npos);
+  CHECK(text.find("spillway_store_reads_buffered 0\n") != std::string::npos);
+  check_arena(n);
+}
+
+// A node that moved bytes to a peer node over tcp on 127.0.0.1 and back shows what it
+// moved, as the slicer cut it, over real HTTP.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a node that transferred over tcp serves the bytes and slices it moved") {
+  if (std::system("/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null") != 0)
+    return test::skip_test("python3-prometheus-client is not installed");
+  test::temp_dir dir;
+  auto transfer_node = [&dir](const std::string& name) {
+    auto config = test::private_node(dir.path() / name);
+    config.read.readers = 1;
+    config.transfer.transport = "tcp";
+    config.transfer.listen = "127.0.0.1:0";
+    config.transfer.tcp_lanes = 2;
+    return config;
+  };
+  auto client_config = transfer_node("client");
+  client_config.node.metrics_listen = "127.0.0.1:0";
+  node owner{transfer_node("owner")}, client{client_config};
+  constexpr std::uint64_t chunk = 100000, count = 10;  // a slice and a tail each
+  std::vector<std::byte> memory(chunk * count), source(memory.size()), back(memory.size());
+  for (std::size_t i = 0; i < source.size(); ++i) source[i] = std::byte(i * 7 + (i >> 9));
+  const auto segment = owner.register_segment(memory.data(), memory.size());
+  const auto peer = client.connect_peer("127.0.0.1", owner.transfer_port());
+  auto run = [&](transfer_op op, std::byte* local) {
+    std::vector<transfer_request> requests;
+    for (std::uint64_t i = 0; i < count; ++i)
+      requests.push_back({op, local + i * chunk, segment.id, i * chunk, chunk});
+    return client.transfer(peer, std::move(requests)).get();
+  };
+  REQUIRE(run(transfer_op::write, source.data()) == std::vector<transfer_status>(count));
+  REQUIRE(run(transfer_op::read, back.data()) == std::vector<transfer_status>(count));
+  REQUIRE(back == source);
+
+  const auto& t = client_config.transfer;
+  const auto slices = slice_count(chunk, {t.slice_size, t.fragment_limit, true});
+  const auto last = scrape_once(client.metrics_port(), dir);
+  CHECK(last.at("spillway_transfer_bytes_total{direction=\"write\"}").value == chunk * count);
+  CHECK(last.at("spillway_transfer_bytes_total{direction=\"read\"}").value == chunk * count);
+  CHECK(last.at("spillway_transfer_slices_total{}").value == 2.0 * count * slices);
+  CHECK(last.at("spillway_transfer_requests_total{status=\"ok\"}").value == 2.0 * count);
+  CHECK(last.at("spillway_transfer_slice_retries_total{}").value == 0);
+  CHECK(last.at("spillway_transfer_lanes_lost_total{}").value == 0);
+  CHECK(owner.transfers().refused_frames == 0);
+  check_arena(owner);
+  check_arena(client);
 }
 
 }  // TEST_SUITE

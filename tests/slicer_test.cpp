@@ -233,6 +233,36 @@ TEST_CASE_FIXTURE(slicer_fixture, "groups of a dead lane fail over to the others
                         std::size_t{0}) == 20);
 }
 
+// What /metrics shows of transfers is each slicer's own account (actors/slicer.cpp).
+TEST_CASE_FIXTURE(slicer_fixture, "a slicer answers stats with what it moved, retried and lost") {
+  std::vector<transport_actor> lanes;
+  add_lane(lanes);
+  auto flaky = add_lane(lanes);
+  add_lane(lanes);
+  flaky->groups_to_fail = 1;  // the first group, as the dead lane is gone by then
+  caf::anon_send_exit(lanes[0], caf::exit_reason::kill);
+  sched.run();
+  auto slicer = spawn_slicer(system, options(), lanes, segments);
+  sched.run();
+  CHECK(run(slicer, writes(4, 100)).statuses == std::vector<transfer_status>(4));
+  const auto end = segments[0].length;
+  run(slicer, {{transfer_op::read, nullptr, 1, 0, slice_size + 1},
+               {transfer_op::write, nullptr, 1, end - 10, 100}});
+  auto answer = self->request(slicer, caf::infinite, stats_atom_v);
+  sched.run();
+  transfer_stats stats;
+  answer.receive([&](transfer_stats& s) { stats = std::move(s); },
+                 [&](caf::error& err) { FAIL(to_string(err)); });
+  CHECK(stats.bytes_written == 400);
+  CHECK(stats.bytes_read == slice_size + 1);
+  CHECK(stats.slices == 4 + 1);  // the tail of one byte joins its slice
+  CHECK(stats.slices_retried == 4);
+  CHECK(stats.slice_failures[static_cast<std::size_t>(transfer_error::lane_closed)] == 4);
+  CHECK(stats.lanes_lost == 1);
+  CHECK(stats.requests[static_cast<std::size_t>(transfer_error::none)] == 5);
+  CHECK(stats.requests[static_cast<std::size_t>(transfer_error::out_of_bounds)] == 1);
+}
+
 TEST_CASE_FIXTURE(slicer_fixture, "local transport moves the bytes both ways") {
   auto table = std::make_shared<segment_table>();
   std::vector<std::byte> remote(3 * slice_size), source(remote.size()), back(remote.size());

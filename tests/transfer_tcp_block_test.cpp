@@ -1,7 +1,8 @@
 // The tcp blocks (runtime/net) under a process's own limits: a lane whose poll fails
-// says why, a server out of descriptors waits instead of spinning. Each case lowers
-// RLIMIT_NOFILE in a forked child, where nothing else of the test runs, and the child's
-// exit code is its verdict.
+// says why, a server out of descriptors waits instead of spinning. Each such case
+// lowers RLIMIT_NOFILE in a forked child, where nothing else of the test runs, and the
+// child's exit code is its verdict. And the server counts the connections it refuses
+// or drops, which /metrics shows.
 #include <doctest/doctest.h>
 
 #include <netinet/in.h>
@@ -121,6 +122,30 @@ TEST_CASE("a tcp server out of descriptors waits between accepts and serves once
     return static_cast<int>(std::min<std::uint64_t>(in_window, 199));
   });
   CHECK(verdict <= 10);
+}
+
+// The server closes a connection only after counting why, so a peer that saw the
+// close reads the count without waiting.
+TEST_CASE("a tcp server counts the connections it closed on a refused frame or a fault") {
+  served_segment owner;
+  tcp_server server{owner.segments, "127.0.0.1", 0, {.drop_lane_after_slices = 2}};
+  int error = 0;
+  auto hostile = connect_tcp("127.0.0.1", server.port(), error);
+  REQUIRE(hostile);
+  const auto unknown = encode_frame({frame_kind::read, {}, 1, owner.id + 1, 0, 16});
+  REQUIRE(send_all(hostile.get(), unknown.data(), unknown.size()));
+  frame_bytes status;
+  CHECK(recv_all(hostile.get(), status.data(), status.size()));
+  char more = 0;
+  CHECK(::recv(hostile.get(), &more, 1, 0) == 0);
+  CHECK(server.refused_frames() == 1);
+  CHECK(server.dropped_lanes() == 0);
+
+  tcp_lane lane{"127.0.0.1", server.port(), std::chrono::seconds(5)};
+  CHECK(write_once(lane, owner.id).ok());
+  CHECK(write_once(lane, owner.id).error == transfer_error::lane_closed);  // served, dropped
+  CHECK(server.dropped_lanes() == 1);
+  CHECK(server.refused_frames() == 1);
 }
 
 }  // TEST_SUITE

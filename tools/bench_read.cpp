@@ -21,6 +21,7 @@
 #include "runtime/storage/bucket_format.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/io/kernel_probe.hpp"
+#include "runtime/io/progress.hpp"
 #include "runtime/node.hpp"
 #include "runtime/io/unique_fd.hpp"
 #include "tools/bench_util.hpp"
@@ -47,7 +48,7 @@ std::vector<std::string> write_dataset(node& store, std::uint64_t object_size,
   std::vector<std::string> keys;
   std::vector<std::future<std::vector<key_status>>> acks;
   const auto per_put = std::max<std::uint64_t>(1, (64u << 20) / object_size);
-  const bool terminal = ::isatty(STDERR_FILENO);
+  progress shown{"bench read: writing the dataset", "keys", count};
   for (std::uint64_t next = 0; next < count;) {
     std::vector<std::string> batch_keys, values;
     for (const auto end = std::min(count, next + per_put); next < end; ++next) {
@@ -55,18 +56,16 @@ std::vector<std::string> write_dataset(node& store, std::uint64_t object_size,
       values.push_back(generated_value(object_size, value_seed, batch_keys.back()));
     }
     keys.insert(keys.end(), batch_keys.begin(), batch_keys.end());
+    shown.advance(batch_keys.size(), batch_keys.size() * object_size);
     acks.push_back(store.put(std::move(batch_keys), std::move(values)));
     if (acks.size() > 4) {  // bound the values held in memory
       for (const auto& s : acks.front().get())
         if (!s.ok()) throw std::runtime_error("bench read: a put failed: " + to_string(s));
       acks.erase(acks.begin());
     }
-    if (terminal)
-      std::fprintf(stderr, "\rwriting the dataset: %llu/%llu",
-                   static_cast<unsigned long long>(next), static_cast<unsigned long long>(count));
   }
   store.flush();
-  if (terminal) std::fputc('\n', stderr);
+  shown.finish();
   for (auto& a : acks)
     for (const auto& s : a.get())
       if (!s.ok()) throw std::runtime_error("bench read: a put failed: " + to_string(s));
@@ -334,6 +333,7 @@ int run_bench_read(const bench_read_options& o) {
     std::vector<std::vector<double>> window(columns), group(columns), limit(columns),
       over_group(columns), over_fio(columns), in_flight(columns), busy(columns),
       footprint(columns), over_footprint(columns);
+    progress shown{"bench read " + std::to_string(size), "rounds", o.runs * columns};
     for (unsigned run = 0; run < o.runs; ++run)  // interleaved: the host's noise is shared
       for (std::size_t c = 0; c < columns; ++c) {
         const auto n = o.concurrency[c];
@@ -360,7 +360,9 @@ int run_bench_read(const bench_read_options& o) {
         over_group[c].push_back(window[c].back() / group[c].back());
         over_footprint[c].push_back(window[c].back() / footprint[c].back());
         if (fio) over_fio[c].push_back(window[c].back() / limit[c].back());
+        shown.advance(1);
       }
+    shown.finish();
     // Rates print their median; ratios their median and its 95 % interval (low-high).
     auto row = [&](const char* name, const std::vector<std::vector<double>>& xs) {
       const bool ratio = std::string{name}.find('/') != std::string::npos;
@@ -419,6 +421,7 @@ int run_bench_read(const bench_read_options& o) {
       verify_every_byte(*store, keys, size, o.batch_bytes);
       std::printf("verified: every byte of %zu values\n", keys.size());
     }
+    if (!o.metrics.empty()) std::ofstream{o.metrics} << store->metrics();
     store.reset();
     if (!o.keep_data) std::filesystem::remove_all(dir);
     if (cold.failed_reads != 0) throw std::runtime_error("bench read: reads failed at cold start");

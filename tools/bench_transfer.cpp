@@ -21,6 +21,7 @@
 
 #include "actors/transport_routes.hpp"
 #include "runtime/actor_system_setup.hpp"
+#include "runtime/io/progress.hpp"
 #include "runtime/storage/crc32c.hpp"
 #include "runtime/net/tcp_socket.hpp"
 #include "tools/bench_transfer.hpp"
@@ -98,6 +99,7 @@ case_result run_case(caf::actor_system& system, bench_target& target, std::byte*
                      const transfer_case& shape, unsigned runs) {
   case_result result{target.transport, shape, {}, {}, {}};
   std::uint64_t stamp = shape.chunks * 1000;
+  progress shown{"bench transfer " + target.transport + " " + shape.name(), "runs", runs};
   for (unsigned run = 0; run < runs; ++run) {
     stamp_source(source, shape, ++stamp);
     const stopwatch clock;
@@ -113,6 +115,7 @@ case_result run_case(caf::actor_system& system, bench_target& target, std::byte*
       runs_of.push_back(run_batch(system, route->pick(), std::move(batch)));
       target.verify(shape.total());
     }
+    shown.advance(1, 3 * shape.total());  // the limit and both contenders
   }
   return result;
 }

@@ -11,6 +11,7 @@
 
 #include "tools/generated_value.hpp"
 #include "runtime/io/kernel_probe.hpp"
+#include "runtime/io/progress.hpp"
 #include "runtime/node.hpp"
 #include "tools/bench_util.hpp"
 #include "tools/commands.hpp"
@@ -109,12 +110,16 @@ int run_bench_write(const bench_write_options& options) {
     const auto data = make_dataset(size, options.total);
     const auto bytes = data.keys.size() * size;
     std::vector<double> ours, limit, ratios;
+    progress shown{"bench write " + std::to_string(size), "runs", options.runs};
     for (unsigned run = 0; run < options.runs; ++run) {  // A B A B: the host's noise is shared
       ours.push_back(spillway_run(data, options.dir / "spillway"));
-      if (!fio) continue;
-      limit.push_back(fio_run(bytes, options.dir / "fio", hugepages));
-      ratios.push_back(ours.back() / limit.back());
+      if (fio) {
+        limit.push_back(fio_run(bytes, options.dir / "fio", hugepages));
+        ratios.push_back(ours.back() / limit.back());
+      }
+      shown.advance(1, bytes);
     }
+    shown.finish();
     std::printf("%12llu %7.2f GB/s %7.2f GB/s %12.2f\n", static_cast<unsigned long long>(size),
                 bench::median(ours), bench::median(limit), bench::median(ratios));
     if (json.back() == '}') json += ", ";

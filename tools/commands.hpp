@@ -15,7 +15,8 @@ int run_serve(const node_config& config);
 
 // Starts a node on the default config in a temporary data dir, prints the effective
 // config and the doctor report, and shuts it down.
-int run_demo();
+// `metrics`: where to write the reading node's /metrics text at the end (empty: nowhere).
+int run_demo(const std::string& metrics);
 
 // The bucket store from the shell (tools/store_commands.cpp).
 struct gen_options {
@@ -57,6 +58,7 @@ struct bench_read_options {
   bool keep_data = false;
   std::uint64_t seed = 1;
   std::string json;
+  std::string metrics;  // the reading node's /metrics text, after its last round
   std::filesystem::path dir = "/var/tmp";
 };
 int run_bench_read(const bench_read_options& options);

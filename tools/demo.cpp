@@ -34,7 +34,7 @@ struct temp_dir {
 
 }  // namespace
 
-int run_demo() {
+int run_demo(const std::string& metrics) {
   temp_dir data;
   auto config = load_config_text("", "<demo defaults>");
   config.storage.data_dir = (data.path / "node").string();
@@ -54,6 +54,7 @@ int run_demo() {
   demo.fio = false;
   demo.verify = true;
   demo.dir = data.path;
+  demo.metrics = metrics;
   std::cout << "\n# read back cold, window against group\n" << std::flush;
   return run_bench_read(demo);
 }

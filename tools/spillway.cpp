@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand("serve", "Run a node until SIGINT or SIGTERM");
   serve->add_option("-c,--config", source.path, "Node config (TOML)")->required();
   auto* demo = app.add_subcommand("demo", "Start a node on the defaults in a temporary dir");
+  std::string demo_metrics;
+  const std::string metrics_help = "Write the reading node's /metrics text here at the end";
+  demo->add_option("--metrics", demo_metrics, metrics_help);
   auto* config = app.add_subcommand("config", "Show the effective config");
   bool print = false;
   config->add_flag("--print", print, "Print it as TOML, every default filled in")->required();
@@ -149,6 +152,7 @@ int main(int argc, char** argv) {
   bench_read->add_flag("--fio,!--no-fio", read_opts.fio, "Measure fio over the same files");
   bench_read->add_flag("--verify", read_opts.verify, "Compare every byte at the end");
   bench_read->add_option("--json", read_opts.json, "Also write the figures here");
+  bench_read->add_option("--metrics", read_opts.metrics, metrics_help);
   bench_read->add_option("--plot", plot, plot_help);
   bench_read->add_option("--dir", read_opts.dir, "Where to write (default /var/tmp)");
   spillway::bench_store_options store_opts;
@@ -180,7 +184,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*demo) return spillway::run_demo();
+    if (*demo) return spillway::run_demo(demo_metrics);
     if (*serve) return spillway::run_serve(load(source));
     if (*config) std::cout << spillway::to_toml(load(source));
     if (*doctor) return doctor_command(load(source));

@@ -2,8 +2,6 @@
 // data dir of a config file or of --data-dir, while no node runs there (the data dir
 // lock says so if one does). put/get/gen start an embedded node: the normal put path,
 // the normal checks.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -12,6 +10,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "runtime/io/progress.hpp"
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/storage/printable_key.hpp"
 #include "tools/generated_value.hpp"
@@ -28,17 +27,6 @@ std::string read_input(const std::string& file) {
   std::ifstream in{file, std::ios::binary};
   if (!in) throw std::runtime_error(file + ": cannot read");
   return {std::istreambuf_iterator<char>{in}, {}};
-}
-
-void draw_progress(std::uint64_t done, std::uint64_t total, double gbps) {
-  constexpr int width = 30;
-  const int filled = total ? static_cast<int>(width * done / total) : width;
-  std::fprintf(stderr, "\r[%s%s] %3d%% %llu/%llu keys %.2f GB/s",
-               std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
-               total ? static_cast<int>(100 * done / total) : 100,
-               static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-               gbps);
 }
 
 }  // namespace
@@ -70,7 +58,8 @@ namespace {
 // next batch is generated, and answered oldest first.
 class gen_pipeline {
 public:
-  gen_pipeline(node& store, const gen_options& gen) : store_(store), gen_(gen) {}
+  gen_pipeline(node& store, const gen_options& gen)
+      : store_(store), gen_(gen), shown_("gen", "keys", gen.count) {}
 
   void put(std::vector<std::string> keys, std::vector<std::string> values) {
     auto result = store_.put(keys, std::move(values));
@@ -82,7 +71,7 @@ public:
   std::uint64_t finish() {
     store_.flush();
     while (!in_flight_.empty()) settle_oldest();
-    if (terminal_) std::fputc('\n', stderr);
+    shown_.finish();
     return failed_;
   }
 
@@ -111,15 +100,14 @@ private:
       }
     }
     if (gen_.log_acked) std::cout.flush();
-    done_ += statuses.size();
-    if (terminal_) draw_progress(done_, gen_.count, done_ * gen_.size / seconds() / 1e9);
+    shown_.advance(statuses.size(), statuses.size() * gen_.size);
   }
 
   node& store_;
   const gen_options& gen_;
   std::deque<batch> in_flight_;
-  std::uint64_t acked_ = 0, failed_ = 0, done_ = 0;
-  bool terminal_ = ::isatty(STDERR_FILENO);
+  std::uint64_t acked_ = 0, failed_ = 0;
+  progress shown_;
   bench::stopwatch clock_;
 };
 
@@ -149,7 +137,9 @@ int run_gen(const node_config& config, const gen_options& gen) {
 int run_inspect(const node_config& config, bool verify) {
   // No node may write meanwhile.
   const data_dir_lock lock{config.storage.data_dir, static_cast<mode_t>(config.storage.file_mode)};
-  const auto r = inspect_store(config.storage.data_dir, verify);
+  progress shown{"inspect --verify", "buckets", 0};
+  const auto r = inspect_store(config.storage.data_dir, verify, verify ? &shown : nullptr);
+  shown.finish();
   std::cout << "buckets " << r.buckets << "\nrecords " << r.records << "\nkeys " << r.keys
             << "\nfile bytes " << r.file_bytes << "\nlive bytes " << r.live_bytes
             << "\ngarbage bytes " << r.garbage_bytes << "\n";

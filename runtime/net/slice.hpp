@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -27,6 +28,10 @@ enum class transfer_error : std::uint8_t {
   remote_access,     // rdma: the peer's memory region refused the access (rkey, range)
   local_access,      // rdma: the local memory is in no region registered on this node
 };
+inline constexpr std::size_t transfer_error_count = 11;
+
+// "ok", "unknown_segment", ...: the status' name without its errno.
+const char* name_of(transfer_error error);
 
 // Errors about the request itself are final; the others may pass on another lane.
 constexpr bool retryable(transfer_error error) {

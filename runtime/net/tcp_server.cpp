@@ -69,7 +69,9 @@ void tcp_server::accept_loop() {
 }
 
 void tcp_server::serve(session& s) {
-  serve_tcp_session(s.fd.get(), *segments_, [this] { return after_slice(); });
+  if (serve_tcp_session(s.fd.get(), *segments_, [this] { return after_slice(); }) !=
+      transfer_error::none)
+    ++refused_frames_;
   std::lock_guard lock{mutex_};
   s.fd.reset();
 }
@@ -77,7 +79,9 @@ void tcp_server::serve(session& s) {
 bool tcp_server::after_slice() {
   const auto served = ++served_;
   if (served == faults_.kill_after_slices) ::kill(::getpid(), SIGKILL);
-  return served != faults_.drop_lane_after_slices;
+  if (served != faults_.drop_lane_after_slices) return true;
+  ++dropped_lanes_;
+  return false;
 }
 
 }  // namespace spillway

@@ -35,6 +35,10 @@ public:
   std::uint16_t port() const { return port_; }
   // Accepts that failed for want of a descriptor or of memory (EMFILE, ENFILE, ...).
   std::uint64_t accept_failures() const { return accept_failures_; }
+  // Connections closed on a frame the server refused (bad frame, segment, range).
+  std::uint64_t refused_frames() const { return refused_frames_; }
+  // Connections dropped on purpose (tcp_server_faults::drop_lane_after_slices).
+  std::uint64_t dropped_lanes() const { return dropped_lanes_; }
 
 private:
   struct session {
@@ -52,6 +56,8 @@ private:
   std::uint16_t port_ = 0;
   std::atomic<std::uint64_t> served_{0};
   std::atomic<std::uint64_t> accept_failures_{0};
+  std::atomic<std::uint64_t> refused_frames_{0};
+  std::atomic<std::uint64_t> dropped_lanes_{0};
   std::mutex mutex_;  // guards sessions_, each session's fd and stopping_
   std::condition_variable woken_;  // stopping_ set: ends the acceptor's pause
   std::list<session> sessions_;

@@ -79,8 +79,8 @@ bool recv_payload(int fd, std::byte* to, std::size_t size, frame_bytes& next,
 
 }  // namespace
 
-void serve_tcp_session(int fd, const segment_table& segments,
-                       const std::function<bool()>& after_slice) {
+transfer_error serve_tcp_session(int fd, const segment_table& segments,
+                                 const std::function<bool()>& after_slice) {
   status_writer statuses{fd};
   frame_bytes bytes;
   std::size_t read_ahead = 0;  // bytes of the next header that came with a payload
@@ -93,20 +93,22 @@ void serve_tcp_session(int fd, const segment_table& segments,
     const auto error = check_frame(bytes, segments, header, where);
     if (error != transfer_error::none) {
       statuses.add(header.slice_id, error);
-      break;
+      statuses.flush();
+      return error;
     }
     if (header.kind == frame_kind::write) {
       if (!recv_payload(fd, where, header.length, bytes, read_ahead)) break;
       statuses.add(header.slice_id, transfer_error::none);
     } else {
       statuses.add(header.slice_id, transfer_error::none, header.length);
-      if (!statuses.flush() || !send_all(fd, where, header.length)) return;
+      if (!statuses.flush() || !send_all(fd, where, header.length)) return transfer_error::none;
     }
     // A readv that filled the next header too may have left more queued behind it.
     const bool busy = read_ahead == bytes.size();
-    if (!after_slice() || !statuses.flush_unless_busy(busy)) return;
+    if (!after_slice() || !statuses.flush_unless_busy(busy)) return transfer_error::none;
   }
   statuses.flush();
+  return transfer_error::none;
 }
 
 }  // namespace spillway

@@ -9,9 +9,9 @@
 namespace spillway {
 
 // Serves the connection on `fd` until the peer closes it, a frame is rejected (after
-// its status frame is sent) or `after_slice` returns false. Closes nothing: the
-// caller owns `fd`.
-void serve_tcp_session(int fd, const segment_table& segments,
-                       const std::function<bool()>& after_slice);
+// its status frame is sent) or `after_slice` returns false. Returns the error of the
+// rejected frame that ended it, `none` otherwise. Closes nothing: the caller owns `fd`.
+transfer_error serve_tcp_session(int fd, const segment_table& segments,
+                                 const std::function<bool()>& after_slice);
 
 }  // namespace spillway

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <system_error>
 
 #include <spdlog/spdlog.h>
@@ -94,9 +95,14 @@ void trim_quarantine(const fs::path& dir, std::uint64_t quota_bytes, recovered_s
   }
 }
 
-recovered_store scan(const fs::path& dir) {
+// Counted in a pass of its own, so that `shown` knows the total while the scan still
+// reads the directory as it goes (it holds a descriptor only for the directory).
+recovered_store scan(const fs::path& dir, progress* shown) {
   recovered_store store;
+  if (shown)
+    shown->set_total(static_cast<std::uint64_t>(std::distance(fs::directory_iterator{dir}, {})));
   for (const auto& entry : fs::directory_iterator{dir}) {
+    if (shown) shown->advance(1);
     const auto id = parse_bucket_file_name(entry.path().filename().string());
     if (!id) continue;
     store.highest_sequence = std::max(store.highest_sequence, bucket_sequence(*id));
@@ -116,10 +122,10 @@ recovered_store scan(const fs::path& dir) {
 
 }  // namespace
 
-recovered_store scan_data_dir(const fs::path& dir) { return scan(dir); }
+recovered_store scan_data_dir(const fs::path& dir) { return scan(dir, nullptr); }
 
 recovered_store recover_data_dir(const fs::path& dir, const recovery_options& options) {
-  auto store = scan(dir);
+  auto store = scan(dir, options.shown);
   for (const auto& file : store.rejected) set_aside(file, dir, options);
   for (const auto& file : store.unreadable)
     spdlog::warn("recovery: left {} in place, not served: {}", file.path.string(), file.reason);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/io/progress.hpp"
 #include "runtime/storage/bucket_file.hpp"
 
 namespace spillway {
@@ -41,6 +42,7 @@ struct recovery_options {
   // oldest first, until both fit (damaged copies are worth less than cached values).
   std::uint64_t quota_bytes = UINT64_MAX;
   mode_t dir_mode = 0700;  // of quarantine/, when it is created
+  progress* shown = nullptr;  // counts the files checked
 };
 
 recovered_store recover_data_dir(const std::filesystem::path& dir, const recovery_options& options);

@@ -28,9 +28,11 @@ void verify_bucket(const recovered_bucket& bucket, store_inspection& out) {
 
 }  // namespace
 
-store_inspection inspect_store(const std::filesystem::path& data_dir, bool verify) {
+store_inspection inspect_store(const std::filesystem::path& data_dir, bool verify,
+                               progress* shown) {
   store_inspection out;
   const auto store = scan_data_dir(data_dir);
+  if (shown) shown->set_total(store.buckets.size());
   std::unordered_map<std::string, std::uint32_t> newest;  // key -> value size
   for (const auto& b : store.buckets) {
     out.buckets += 1;
@@ -44,6 +46,7 @@ store_inspection inspect_store(const std::filesystem::path& data_dir, bool verif
       }
     }
     if (verify) verify_bucket(b, out);
+    if (verify && shown) shown->advance(1, b.index.file_size);
   }
   for (const auto& [key, size] : newest) out.live_bytes += size;
   out.keys = newest.size();

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/io/progress.hpp"
+
 namespace spillway {
 
 struct bad_record {
@@ -30,6 +32,8 @@ struct store_inspection {
   bool verified = false;
 };
 
-store_inspection inspect_store(const std::filesystem::path& data_dir, bool verify);
+// With `verify`, `shown` (if any) counts the buckets read back.
+store_inspection inspect_store(const std::filesystem::path& data_dir, bool verify,
+                               progress* shown = nullptr);
 
 }  // namespace spillway

@@ -15,6 +15,7 @@
 
 #include "runtime/node.hpp"
 #include "runtime/storage/bucket_file.hpp"
+#include "tests/eventually.hpp"
 #include "tests/faultfs_mount.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
@@ -108,15 +109,12 @@ std::uint64_t short_reads(node& n) {
   return total;
 }
 
-// Asks until `holds` (it reads the mount's or the node's counters), for at most 30 s.
-template <class Predicate>
-bool eventually(Predicate holds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!holds()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
+// After a fault: nothing leaked, and with the rules gone the same batch is clean.
+void check_recovered(node& n, test::faultfs_mount& fs, const std::vector<std::string>& keys) {
+  test::node_leaks::check_arena(n);
+  fs.clear();
+  check_read(n, keys);
+  test::node_leaks::check_arena(n);
 }
 
 TEST_SUITE("fault") {
@@ -135,9 +133,7 @@ TEST_CASE_FIXTURE(test::node_leaks, "faultfs: EIO reading one key's record fails
       const auto rule = fs.add(spot_of(fs, victim).rule("op=read fault=eio count=1"));
       check_read(n, d.keys, victim, {key_error::io_error, EIO});
       CHECK(fs.injected(rule) == 1);
-      check_arena(n);
-      check_read(n, d.keys);  // the rule is spent: the same batch, clean
-      check_arena(n);
+      check_recovered(n, fs, d.keys);
     }
 }
 
@@ -162,10 +158,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
       else check_read(n, d.keys, victim, {key_error::io_error, EIO});
       CHECK(fs.injected(rule) == (once ? 1 : 2));
       CHECK(short_reads(n) == 1);
-      check_arena(n);
-      fs.clear();
-      check_read(n, d.keys);
-      check_arena(n);
+      check_recovered(n, fs, d.keys);
     }
 }
 
@@ -280,9 +273,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
       CHECK(fs.injected(rule) == 1);
       CHECK(n.store_stats().reads_buffered);
       CHECK(n.store_stats().o_direct_refusals >= 1);
-      check_arena(n);
-      check_read(n, d.keys);
-      check_arena(n);
+      check_recovered(n, fs, d.keys);
     }
 }
 
@@ -311,7 +302,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
           got.push_back({v.status, {reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()}});
         return got;
       });
-      REQUIRE(eventually([&] { return fs.held(rule) == 1; }));
+      REQUIRE(test::eventually([&] { return fs.held(rule) == 1; }));
       // Twenty deadlines: a bound for a batch that never answers, not a synchronisation.
       const bool answered =
         pending.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
@@ -334,7 +325,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
       check_read(n, d.keys);
       // The late read's lease went with a reply its caller had stopped waiting for: the
       // arena takes it back once it sees that caller gone.
-      CHECK(eventually([&] { return n.read_stats().leases == 0; }));
+      CHECK(test::eventually([&] { return n.read_stats().leases == 0; }));
       check_arena(n);
     }
 }
@@ -350,7 +341,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   d.write(n, 8, "sealed-");
   const auto rule = fs.add("op=fdatasync path=*.tmp fault=freeze count=1");
   auto held_put = n.put({"late"}, {generated_value(value_size, 5, "late")});
-  REQUIRE(eventually([&] { return fs.held(rule) == 1; }));
+  REQUIRE(test::eventually([&] { return fs.held(rule) == 1; }));
   auto reads = std::async(std::launch::async, [&] { return n.read_values(d.keys); });
   // A bound for reads stuck behind the writer, not a synchronisation.
   const bool served = reads.wait_for(std::chrono::seconds(10)) == std::future_status::ready;

@@ -357,6 +357,39 @@ TEST_CASE_FIXTURE(test::node_leaks,
   check_arena(n);
 }
 
+// Recovery reads every bucket's footer and index: one that fails with EIO is no proof of
+// damage, so it stays where it is (not quarantined), its keys are missing for now, and
+// the next start, the disk healed, serves them again.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "faultfs: a bucket unreadable at start stays in place and serves at the next start") {
+  test::faultfs_mount fs;
+  if (!fs.usable()) return test::skip_test(fs.why());
+  dataset d;
+  {
+    node n{config_on(fs)};
+    d.write(n, 16, "restart-");  // two buckets of 8
+  }
+  const auto spot = spot_of(fs, d.keys[0]);
+  const auto rule = fs.add("op=read fault=eio path=" + spot.path);
+  std::vector<std::string> lost, kept;
+  for (const auto& key : d.keys) (spot_of(fs, key).path == spot.path ? lost : kept).push_back(key);
+  REQUIRE(lost.size() == 8);
+  {
+    node n{config_on(fs)};
+    CHECK(fs.injected(rule) >= 1);
+    for (const auto& got : n.read_values(lost))
+      CHECK_MESSAGE(got.status.error == key_error::not_found, to_string(got.status));
+    check_read(n, kept);
+    check_arena(n);
+  }
+  CHECK(std::filesystem::exists(fs.backing() / spot.path.substr(1)));
+  CHECK(files_ending(fs, ".bucket") == 2);
+  fs.clear();
+  node n{config_on(fs)};
+  check_read(n, d.keys);
+  check_arena(n);
+}
+
 }  // TEST_SUITE
 
 }  // namespace

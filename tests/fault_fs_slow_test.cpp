@@ -23,44 +23,51 @@ using test::spot_of;
 
 TEST_SUITE("fault") {
 
-// A disk that stops answering: the victim's read is held in the fault fs until released.
-// A copying batch answers by its deadline, that key as timeout and the rest exact. A
-// batch of views cannot hand out the lease the late read lands in: the call gives up at
-// its own bound (twice read.timeout_ms), each key a named error. The node serves after.
+// The victim's read is held in the fault fs: frozen until released, or delayed well past
+// the deadline. A copying batch answers by its deadline, that key as timeout and the rest
+// exact. A batch of views cannot hand out the lease the late read lands in: the call
+// gives up at its own bound (twice read.timeout_ms), each key a named error. Either way
+// the late read's lease comes back and the node serves a clean batch after.
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "faultfs: a frozen read trips read.timeout_ms and the node serves after release") {
+                  "faultfs: a frozen or slow read trips read.timeout_ms and the node serves after") {
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
-  for (const bool views : {false, true})
-    SUBCASE(views ? "views" : "copying") {
+  struct variant {
+    const char* name;
+    bool views;
+    const char* rule;
+  };
+  for (const auto& v : {variant{"copying frozen", false, "op=read fault=freeze"},
+                        variant{"views frozen", true, "op=read fault=freeze"},
+                        variant{"copying slow", false, "op=read fault=delay delay_ms=3000"}})
+    SUBCASE(v.name) {
       auto config = config_on(fs);
       config.read.timeout_ms = 500;
       node n{config};
       dataset d;
-      d.write(n, 12, "frozen-");
+      d.write(n, 12, "late-");
       const auto victim = d.keys[6];
-      const auto rule = fs.add(spot_of(fs, victim).rule("op=read fault=freeze"));
+      const auto rule = fs.add(spot_of(fs, victim).rule(v.rule));
       auto pending = std::async(std::launch::async, [&] {
-        if (!views) return n.read_values(d.keys);
+        if (!v.views) return n.read_values(d.keys);
         std::vector<read_value> got;
         const auto batch = n.get_batch(d.keys);
-        for (const auto& v : batch.values())
-          got.push_back({v.status, {reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()}});
+        for (const auto& b : batch.values())
+          got.push_back({b.status, {reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size()}});
         return got;
       });
-      REQUIRE(test::eventually([&] { return fs.held(rule) == 1; }));
+      REQUIRE(test::eventually([&] { return fs.injected(rule) == 1; }));
       // Twenty deadlines: a bound for a batch that never answers, not a synchronisation.
       const bool answered =
         pending.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-      CHECK_MESSAGE(answered, "no answer by read.timeout_ms with a read frozen");
-      CHECK(fs.injected(rule) == 1);
-      fs.clear();  // lets the frozen read go
+      CHECK_MESSAGE(answered, "no answer by read.timeout_ms with a read late");
+      fs.clear();  // lets a frozen read go
       const auto got = pending.get();
       for (std::size_t k = 0; k < d.keys.size(); ++k) {
         const auto& status = got[k].status;
-        if (d.keys[k] == victim || (views && !status.ok())) {
+        if (d.keys[k] == victim || (v.views && !status.ok())) {
           CHECK_MESSAGE((status.error == key_error::timeout ||
-                         (views && status.error == key_error::unavailable)),
+                         (v.views && status.error == key_error::unavailable)),
                         d.keys[k], ": ", to_string(status));
           CHECK(got[k].value.empty());
           continue;

@@ -5,7 +5,8 @@
 //   whose caller holds every value at once asks for all of it in one grant (a value the
 //   whole arena cannot hold with the others fails as too_large).
 //   The deadline (read.timeout_ms) fails the reads still waiting for arena space; a
-//   read already in flight is always waited for, since its extent is not ours to lend.
+//   read already in flight is always waited for, since its extent is not ours to lend;
+//   a caller that copies gets the keys finished by then at once (hand_over_finished).
 //   A read refused with EINVAL on an O_DIRECT file asks its bucket for the file opened
 //   buffered and goes again (and tells the catalog, which moves every bucket over).
 #include "actors/batch.hpp"
@@ -115,6 +116,19 @@ void maybe_send_wave(batch_pointer self) {
   if (part.items.empty()) return;
   for (auto lease : part.leases) self->send(st.context.arena, ready_atom_v, lease, st.holder);
   caf::anon_send(st.context.wave_sink, wave_atom_v, std::move(part));
+}
+
+// At the deadline, with a read still in flight (a disk that stopped answering), a caller
+// that copies gets the keys finished so far, so that only the late ones fail as timeout
+// there. The leases stay here: the late read lands in one of them, and they go with the
+// final reply once it completed.
+void hand_over_finished(batch_pointer self) {
+  auto& st = self->state;
+  if (!st.in_waves()) return;
+  auto leases = std::exchange(st.reply.leases, {});
+  auto part = take_finished(st);
+  st.reply.leases = std::move(leases);
+  if (!part.items.empty()) caf::anon_send(st.context.wave_sink, wave_atom_v, std::move(part));
 }
 
 // The reader with the fewest bytes outstanding, alive; no_reader if none is.
@@ -463,6 +477,7 @@ batch_actor::behavior_type batch(batch_pointer self, batch_context context) {
       for (auto& p : st.plans)
         if (!p.placed && !p.done) st.settle(p, {key_error::timeout, 0});
       finish_if_done(self);
+      if (st.promise.pending()) hand_over_finished(self);
     },
   };
 }

@@ -11,6 +11,7 @@
 #include "tools/generated_value.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
+#include "tests/eventually.hpp"
 #include "tests/log_capture.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
@@ -83,18 +84,6 @@ std::uint64_t readers_total(node& n, std::uint64_t reader_stats::*figure) {
   std::uint64_t total = 0;
   for (const auto& r : n.stats().readers) total += r.*figure;
   return total;
-}
-
-// Asks until `holds` (it reads the node's stats), for at most 30 s: what the readers
-// and the arena do in the background sends the test no message to wait for.
-template <class Predicate>
-bool eventually(Predicate holds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!holds()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
 }
 
 // The one sealed bucket file in `dir`.
@@ -233,7 +222,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
       if (r.registered_buffers != 2) return false;
     return true;
   };
-  REQUIRE(eventually(registered));
+  REQUIRE(test::eventually(registered));
   const auto before = readers_total(n, &reader_stats::reads_fixed);
   check_batch(n, d, d.keys);
   CHECK(readers_total(n, &reader_stats::reads_fixed) - before == d.keys.size());
@@ -253,18 +242,18 @@ TEST_CASE_FIXTURE(test::node_leaks, "caller memory is in every ring's table unti
       return true;
     };
   };
-  REQUIRE(eventually(every_reader_holds(2)));  // the arena's two chunks
+  REQUIRE(test::eventually(every_reader_holds(2)));  // the arena's two chunks
   if (n.stats().readers[0].registration_errno != 0)
     return test::skip_test("registering buffers fails here");
   std::vector<std::byte> memory(3 << 20);
   n.register_memory(memory.data(), memory.size());
   CHECK_THROWS_AS(n.register_memory(memory.data() + 4096, 4096), std::invalid_argument);
-  REQUIRE(eventually(every_reader_holds(3)));
+  REQUIRE(test::eventually(every_reader_holds(3)));
   n.unregister_memory(memory.data());
   for (const auto& r : n.stats().readers) CHECK(r.registered_buffers == 2);
   CHECK_THROWS_AS(n.unregister_memory(memory.data()), std::invalid_argument);
   n.register_memory(memory.data(), memory.size());  // its slot is free again
-  REQUIRE(eventually(every_reader_holds(3)));
+  REQUIRE(test::eventually(every_reader_holds(3)));
   n.unregister_memory(memory.data());
 }
 
@@ -343,7 +332,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
         if (r.registration_errno == 0) return false;
       return true;
     };
-    REQUIRE(eventually(failed));
+    REQUIRE(test::eventually(failed));
     dataset d;
     d.write(n, 12, "noreg-");
     check_batch(n, d, d.keys);

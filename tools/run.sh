@@ -13,7 +13,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(cmake ninja-build g++ pkg-config ccache
           libcaf-dev liburing-dev libtomlplusplus-dev doctest-dev libibverbs-dev
           libcli11-dev libspdlog-dev libisal-dev libcpp-httplib-dev fio
-          python3 python3-matplotlib python3-prometheus-client)
+          python3 python3-matplotlib python3-prometheus-client
+          libfuse3-dev fuse3)
 
 install_missing() {
   local missing=()

@@ -21,7 +21,6 @@
 #include "tools/commands.hpp"
 
 namespace spillway {
-namespace {
 
 std::string read_input(const std::string& file) {
   if (file == "-") return {std::istreambuf_iterator<char>{std::cin}, {}};
@@ -29,6 +28,8 @@ std::string read_input(const std::string& file) {
   if (!in) throw std::runtime_error(file + ": cannot read");
   return {std::istreambuf_iterator<char>{in}, {}};
 }
+
+namespace {
 
 void draw_progress(std::uint64_t done, std::uint64_t total, double gbps) {
   constexpr int width = 30;
@@ -62,6 +63,17 @@ int run_get(const node_config& config, const std::string& key) {
   }
   std::cout.write(result.value.data(), static_cast<std::streamsize>(result.value.size()));
   return std::cout.good() ? 0 : 1;
+}
+
+int run_exists(const node_config& config, const std::vector<std::string>& keys) {
+  node store{config};
+  return print_exists(keys, store.exists(keys));
+}
+
+int run_remove(const node_config& config, const std::vector<std::string>& keys) {
+  node store{config};
+  std::cout << "removed " << store.remove(keys) << "\n";
+  return 0;
 }
 
 namespace {

@@ -96,7 +96,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "a reply stops at what one message may carry; the rest is asked again") {
+                  "a reply stops at what one message may carry and the rest is asked again") {
   test::temp_dir dir;
   node n{published(dir)};
   remote_service s{n.listen_port()};

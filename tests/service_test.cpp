@@ -15,6 +15,7 @@
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/node.hpp"
 #include "tests/node_leaks.hpp"
+#include "tests/remote_system.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -23,18 +24,8 @@ namespace {
 
 using keys = std::vector<std::string>;
 
-struct remote_service {
-  caf::actor_system_config config;
-  std::optional<caf::actor_system> system;
-  remote_node_actor remote;
-
-  explicit remote_service(std::uint16_t port) {
-    configure_actor_system(config);
-    system.emplace(config);
-    auto found = system->middleman().remote_actor<remote_node_actor>("127.0.0.1", port);
-    REQUIRE_MESSAGE(found, system->render(found.error()));
-    remote = *found;
-  }
+struct remote_service : test::remote_system<remote_node_actor> {
+  using remote_system::remote_system;
 
   // The reply, or the rendered error as the failure of the test.
   template <class Reply, class... Ts>

@@ -205,6 +205,9 @@ constexpr std::array schema = {
 
     host_ports(SPILLWAY_KEY(cluster, nodes), 1, 65535,
                "host:port of every node, this one included"),
+    integer(SPILLWAY_KEY(cluster, replicas), 1, 16,
+            "a client puts each key on this many nodes, the first live ones by rendezvous "
+            "hashing (at most the number of nodes)"),
     integer(SPILLWAY_KEY(cluster, request_timeout_ms), 1, 600000,
             "a request to another node fails after this"),
 

@@ -82,6 +82,7 @@ struct transfer_section {
 
 struct cluster_section {
   std::vector<std::string> nodes;          // host:port of every node, this one included
+  std::uint64_t replicas = 1;              // a client puts each key on this many nodes
   std::uint64_t request_timeout_ms = 10000;
 
   bool operator==(const cluster_section&) const = default;

@@ -160,4 +160,19 @@ typename Inspector::result_type inspect(Inspector& f, transfer_stats& x) {
            x.dropped_lanes);
 }
 
+// Everything a node says about itself at once: what `spillway stats --node` and a
+// remote client's stats() get, and what /metrics renders (runtime/metrics.hpp).
+struct node_report {
+  node_stats node;       // the supervisor: readers
+  catalog_stats store;   // the catalog: keys, buckets, eviction
+  arena_stats arena;     // the arena: memory and leases
+  io_stats io;           // the meter: what the batches and the writer did
+  transfer_stats transfer;  // the slicers, and the tcp server's refusals
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_report& x) {
+  return f(x.node, x.store, x.arena, x.io, x.transfer);
+}
+
 }  // namespace spillway

@@ -6,6 +6,7 @@
 #include "messages/meter.hpp"
 #include "messages/node.hpp"
 #include "messages/read.hpp"
+#include "messages/service.hpp"
 #include "messages/store.hpp"
 #include "messages/transfer.hpp"
 

@@ -23,6 +23,7 @@ struct io_report;
 struct io_stats;
 struct latency_histogram;
 struct key_status;
+struct node_report;
 struct node_stats;
 struct pinned_file;
 struct put_reply;
@@ -30,6 +31,8 @@ struct read_item;
 struct read_result;
 struct reader_stats;
 struct resolve_reply;
+struct values_reply;
+struct exists_reply;
 struct sealed_bucket;
 struct rdma_qp_info;
 struct segment_descriptor;
@@ -58,6 +61,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, post_atom, "post")
   CAF_ADD_ATOM(spillway, spillway, describe_atom, "describe")
   CAF_ADD_ATOM(spillway, spillway, checksum_atom, "checksum")
+  CAF_ADD_ATOM(spillway, spillway, values_atom, "values")
+  CAF_ADD_ATOM(spillway, spillway, report_atom, "report")
   CAF_ADD_TYPE_ID(spillway, (spillway::reader_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::node_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::put_reply))
@@ -82,4 +87,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::transfer_peer_info))
   CAF_ADD_TYPE_ID(spillway, (spillway::rdma_qp_info))
   CAF_ADD_TYPE_ID(spillway, (spillway::transfer_stats))
+  CAF_ADD_TYPE_ID(spillway, (spillway::node_report))
+  CAF_ADD_TYPE_ID(spillway, (spillway::values_reply))
+  CAF_ADD_TYPE_ID(spillway, (spillway::exists_reply))
 CAF_END_TYPE_ID_BLOCK(spillway)

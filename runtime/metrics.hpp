@@ -11,13 +11,7 @@
 namespace spillway {
 
 // What one scrape shows: each actor's answer to `stats`.
-struct metric_sources {
-  node_stats node;       // the supervisor: readers
-  catalog_stats store;   // the catalog: keys, buckets, eviction
-  arena_stats arena;     // the arena: memory and leases
-  io_stats io;           // the meter: what the batches and the writer did
-  transfer_stats transfer;  // the slicers, and the tcp server's refusals
-};
+using metric_sources = node_report;
 
 std::string prometheus_text(const metric_sources& sources);
 

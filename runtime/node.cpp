@@ -28,6 +28,7 @@
 #include "actors/catalog.hpp"
 #include "actors/meter.hpp"
 #include "actors/reader.hpp"
+#include "actors/service.hpp"
 #include "actors/registrar.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/transfer_engine.hpp"
@@ -61,6 +62,7 @@ struct node::impl {
   registrar_actor registrar;
   arena_actor arena;
   meter_actor meter;
+  service_actor service;                // what node.listen publishes
   std::vector<caf::actor> listeners;    // on_evicted callbacks
   std::unique_ptr<transfer_engine> transfer;
   std::uint16_t port = 0;
@@ -75,6 +77,11 @@ struct node::impl {
   // A batch has its own deadline (read.timeout_ms); this one only bounds a lost reply.
   std::chrono::milliseconds batch_deadline() const {
     return std::chrono::milliseconds{config.read.timeout_ms * 2};
+  }
+
+  // A put is answered once its bucket is sealed, at the latest storage.seal_after_ms on.
+  std::chrono::milliseconds put_deadline() const {
+    return std::chrono::milliseconds{config.storage.seal_after_ms} + timeout();
   }
 
   // Reads `keys` letting the batch answer in waves; `take(k, status, bytes)` sees each
@@ -160,7 +167,7 @@ void raise_open_file_limit() {
     spdlog::warn("cannot raise the open file limit: stores of many buckets may fail to open");
 }
 
-std::uint16_t publish(caf::actor_system& system, const node_actor& actor,
+std::uint16_t publish(caf::actor_system& system, const service_actor& actor,
                       const std::string& listen) {
   const auto where = parse_endpoint(listen);  // validated by the config loader
   auto port = system.middleman().publish(actor, where->port, where->host.c_str(), true);
@@ -262,8 +269,10 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
       return spawn_reader(system, index, read, faults, registrar);
     },
     {i.catalog, i.writer, i.registrar, i.arena, i.meter});
+  i.service = spawn_service(*i.system, {i.timeout(), i.put_deadline(), i.batch_deadline(),
+                                        i.supervisor, i.catalog, i.writer, i.arena, i.meter});
   try {
-    if (!c.node.listen.empty()) i.port = publish(*i.system, i.supervisor, c.node.listen);
+    if (!c.node.listen.empty()) i.port = publish(*i.system, i.service, c.node.listen);
     if (!c.node.metrics_listen.empty())
       i.metrics = serve_metrics(c.node.metrics_listen, [this] { return metrics(); });
   } catch (...) {
@@ -291,12 +300,13 @@ void node::stop() {
 void node::stop_services() {
   auto& i = *impl_;
   i.transfer.reset();  // its routes and services, before the actors are awaited
-  for (auto a : {caf::actor_cast<caf::actor>(i.writer), caf::actor_cast<caf::actor>(i.catalog),
-                 caf::actor_cast<caf::actor>(i.registrar), caf::actor_cast<caf::actor>(i.arena),
-                 caf::actor_cast<caf::actor>(i.meter)})
+  for (auto a : {caf::actor_cast<caf::actor>(i.service), caf::actor_cast<caf::actor>(i.writer),
+                 caf::actor_cast<caf::actor>(i.catalog), caf::actor_cast<caf::actor>(i.registrar),
+                 caf::actor_cast<caf::actor>(i.arena), caf::actor_cast<caf::actor>(i.meter)})
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   for (const auto& l : i.listeners) caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
   i.supervisor = nullptr;
+  i.service = nullptr;
   i.catalog = nullptr;
   i.writer = nullptr;
   i.registrar = nullptr;
@@ -341,8 +351,7 @@ std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
   // The put is enqueued at the writer before this returns, so a flush() that follows
   // seals it. The writer answers `receiver`; hidden, so a stopping node does not
   // wait for it.
-  const auto deadline = std::chrono::milliseconds{i.config.storage.seal_after_ms} + i.timeout();
-  auto receiver = i.system->spawn<caf::hidden>(put_receiver, promise, n, deadline);
+  auto receiver = i.system->spawn<caf::hidden>(put_receiver, promise, n, i.put_deadline());
   caf::send_as(receiver, i.writer, caf::put_atom_v, std::move(keys), std::move(values));
   return result;
 }

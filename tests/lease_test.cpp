@@ -24,6 +24,7 @@
 #include "runtime/node.hpp"
 #include "runtime/storage/bucket_format.hpp"
 #include "tests/node_leaks.hpp"
+#include "tests/remote_system.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 #include "tools/generated_value.hpp"
@@ -152,20 +153,10 @@ TEST_CASE_FIXTURE(test::node_leaks,
 }
 
 // A node published on a free port, and an actor system of "another process" asking it.
-struct remote_holder {
-  caf::actor_system_config config;
-  std::optional<caf::actor_system> system;
+struct remote_holder : test::remote_system<node_actor> {
   std::optional<caf::scoped_actor> self;
-  node_actor remote;
 
-  explicit remote_holder(std::uint16_t port) {
-    configure_actor_system(config);
-    system.emplace(config);
-    auto found = system->middleman().remote_actor<node_actor>("127.0.0.1", port);
-    REQUIRE_MESSAGE(found, system->render(found.error()));
-    remote = *found;
-    self.emplace(*system);
-  }
+  explicit remote_holder(std::uint16_t port) : remote_system(port) { self.emplace(*system); }
 
   // Gets `keys` and keeps their leases without ever releasing them.
   get_reply get(const std::vector<std::string>& keys) {

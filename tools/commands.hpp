@@ -28,6 +28,19 @@ struct gen_options {
 };
 int run_put(const node_config& config, const std::string& key, const std::string& file);
 int run_get(const node_config& config, const std::string& key);
+int run_exists(const node_config& config, const std::vector<std::string>& keys);
+int run_remove(const node_config& config, const std::vector<std::string>& keys);
+std::string read_input(const std::string& file);  // FILE, or stdin for "-"
+// "present KEY" or "absent KEY" per key, then "prefix N": how many leading keys are present.
+int print_exists(const std::vector<std::string>& keys, const std::vector<std::uint8_t>& present);
+
+// The same against running nodes (tools/cluster_commands.cpp), through spillway::client.
+int run_remote_put(const cluster_section& cluster, const std::string& key,
+                   const std::string& value);
+int run_remote_get(const cluster_section& cluster, const std::string& key);
+int run_remote_exists(const cluster_section& cluster, const std::vector<std::string>& keys);
+int run_remote_remove(const cluster_section& cluster, const std::vector<std::string>& keys);
+int run_remote_stats(const cluster_section& cluster);
 int run_gen(const node_config& config, const gen_options& options);
 int run_inspect(const node_config& config, bool verify);
 

@@ -4,12 +4,14 @@
 //
 // Build: tools/run.sh build   (the binary is build/release/spillway)
 #include <filesystem>
+#include <optional>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "config/config.hpp"
+#include "config/endpoint.hpp"
 #include "config/size.hpp"
 #include "runtime/doctor.hpp"
 #include "runtime/node.hpp"
@@ -22,7 +24,31 @@ constexpr int exit_usage = 2;
 struct config_source {
   std::string path;      // -c
   std::string data_dir;  // --data-dir, for the store commands
+  std::string cluster;   // --cluster FILE: the nodes of its [cluster]
+  std::string node;      // --node host:port
 };
+
+// The nodes a remote command asks; nullopt: none named, the local data dir it is.
+std::optional<spillway::cluster_section> remote_nodes(const config_source& source) {
+  if (!source.node.empty()) {
+    if (!spillway::parse_endpoint(source.node))
+      throw CLI::ValidationError("--node", "\"" + source.node + "\" is not host:port");
+    spillway::cluster_section one;
+    one.nodes = {source.node};
+    return one;
+  }
+  if (source.cluster.empty()) return std::nullopt;
+  auto cluster = spillway::load_config_file(source.cluster).cluster;
+  if (cluster.nodes.empty())
+    throw spillway::config_error({source.cluster + ": cluster.nodes is empty: no node to ask"});
+  return cluster;
+}
+
+void add_remote_options(CLI::App* sub, config_source& source) {
+  auto* cluster = sub->add_option("--cluster", source.cluster,
+                                  "Ask the nodes of this TOML's [cluster] nodes");
+  sub->add_option("--node", source.node, "Ask this one node (host:port)")->excludes(cluster);
+}
 
 // With -c, the file; without, the defaults (an empty file is a valid node).
 spillway::node_config load(const config_source& source) {
@@ -106,6 +132,19 @@ int main(int argc, char** argv) {
   auto* get = app.add_subcommand("get", "Write KEY's value to stdout");
   get->add_option("KEY", key, "The key")->required();
   add_store_options(get, source);
+  add_remote_options(put, source);
+  add_remote_options(get, source);
+  std::vector<std::string> keys;
+  auto* exists = app.add_subcommand("exists", "Say which KEYs are present, and the prefix");
+  exists->add_option("KEY", keys, "The keys, in order")->required();
+  add_store_options(exists, source);
+  add_remote_options(exists, source);
+  auto* rm = app.add_subcommand("rm", "Remove KEYs; prints how many copies went");
+  rm->add_option("KEY", keys, "The keys")->required();
+  add_store_options(rm, source);
+  add_remote_options(rm, source);
+  auto* stats = app.add_subcommand("stats", "A running node's figures, as /metrics has them");
+  add_remote_options(stats, source);
   spillway::gen_options gen_opts;
   auto* gen = app.add_subcommand("gen", "Write COUNT generated values through the put path");
   gen->add_option("--count", gen_opts.count, "How many keys")->required();
@@ -188,8 +227,17 @@ int main(int argc, char** argv) {
     if (*serve) return spillway::run_serve(load(source));
     if (*config) std::cout << spillway::to_toml(load(source));
     if (*doctor) return doctor_command(load(source));
+    const auto remote = remote_nodes(source);
+    if (*put && remote) return spillway::run_remote_put(*remote, key, spillway::read_input(file));
     if (*put) return spillway::run_put(store_node(source), key, file);
+    if (*get && remote) return spillway::run_remote_get(*remote, key);
     if (*get) return spillway::run_get(store_node(source), key);
+    if (*exists && remote) return spillway::run_remote_exists(*remote, keys);
+    if (*exists) return spillway::run_exists(store_node(source), keys);
+    if (*rm && remote) return spillway::run_remote_remove(*remote, keys);
+    if (*rm) return spillway::run_remove(store_node(source), keys);
+    if (*stats && remote) return spillway::run_remote_stats(*remote);
+    if (*stats) throw CLI::ValidationError("stats", "needs --node host:port or --cluster FILE");
     if (*gen) return spillway::run_gen(store_node(source), gen_opts);
     if (*inspect) return spillway::run_inspect(store_node(source), verify);
     if (*bench_write) return plotted(spillway::run_bench_write, write_opts, plot);
@@ -198,6 +246,9 @@ int main(int argc, char** argv) {
     if (*bench_transfer) return plotted(spillway::run_bench_transfer, transfer_opts, plot);
     if (*peer) return spillway::run_transfer_peer(load(source), peer_opts);
     return 0;
+  } catch (const CLI::ValidationError& e) {
+    std::cerr << "spillway: " << e.what() << "\n";
+    return exit_usage;
   } catch (const spillway::config_error& e) {
     std::cerr << e.what() << "\n";
     return exit_usage;

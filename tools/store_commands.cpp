@@ -20,7 +20,6 @@
 #include "tools/commands.hpp"
 
 namespace spillway {
-namespace {
 
 std::string read_input(const std::string& file) {
   if (file == "-") return {std::istreambuf_iterator<char>{std::cin}, {}};
@@ -28,8 +27,6 @@ std::string read_input(const std::string& file) {
   if (!in) throw std::runtime_error(file + ": cannot read");
   return {std::istreambuf_iterator<char>{in}, {}};
 }
-
-}  // namespace
 
 int run_put(const node_config& config, const std::string& key, const std::string& file) {
   node store{config};
@@ -50,6 +47,17 @@ int run_get(const node_config& config, const std::string& key) {
   }
   std::cout.write(result.value.data(), static_cast<std::streamsize>(result.value.size()));
   return std::cout.good() ? 0 : 1;
+}
+
+int run_exists(const node_config& config, const std::vector<std::string>& keys) {
+  node store{config};
+  return print_exists(keys, store.exists(keys));
+}
+
+int run_remove(const node_config& config, const std::vector<std::string>& keys) {
+  node store{config};
+  std::cout << "removed " << store.remove(keys) << "\n";
+  return 0;
 }
 
 namespace {

@@ -1,0 +1,154 @@
+// State chart:  serving --exit_msg--> gone (linked value fetches go with it)
+// Every remote request is checked against the bounds of messages/service.hpp before
+// any of its keys is copied; a refused one names the field and the bound.
+#include "actors/service.hpp"
+
+#include <memory>
+#include <numeric>
+
+#include <caf/actor_system.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/value_fetch.hpp"
+
+namespace spillway {
+namespace {
+
+struct service_state {
+  service_context context;
+  static inline const char* name = "service";
+};
+
+using service_pointer = service_actor::stateful_pointer<service_state>;
+
+caf::error refuse(const std::string& what) {
+  return caf::make_error(caf::sec::invalid_argument, what);
+}
+
+// The request-wide bound every remote request shares.
+caf::error check_count(const char* request, std::size_t keys) {
+  if (keys <= service_keys_max) return {};
+  return refuse(std::string{request} + ": keys: " + std::to_string(keys) +
+                " keys, over the " + std::to_string(service_keys_max) +
+                " one request may name");
+}
+
+caf::error check_put(const std::vector<std::string>& keys,
+                     const std::vector<std::string>& values) {
+  if (keys.size() != values.size())
+    return refuse("put: " + std::to_string(keys.size()) + " keys but " +
+                  std::to_string(values.size()) + " values");
+  if (auto err = check_count("put", keys.size())) return err;
+  const auto bytes = std::accumulate(values.begin(), values.end(), std::uint64_t{0},
+                                     [](std::uint64_t n, const auto& v) { return n + v.size(); });
+  if (bytes > inline_bytes_max)
+    return refuse("put: values: " + std::to_string(bytes) + " bytes, over the " +
+                  std::to_string(inline_bytes_max) + " one message may carry");
+  return {};
+}
+
+// Values too large to travel inline are refused per key; the writer takes the rest.
+caf::result<put_reply> put(service_pointer self, std::vector<std::string>& keys,
+                           std::vector<std::string>& values) {
+  if (auto err = check_put(keys, values)) return err;
+  auto reply = std::make_shared<put_reply>();
+  reply->keys.assign(keys.size(), {key_error::none, 0});
+  std::vector<std::uint32_t> positions;
+  std::vector<std::string> taken_keys, taken_values;
+  for (std::uint32_t k = 0; k < keys.size(); ++k) {
+    if (values[k].size() > inline_value_max) {
+      reply->keys[k] = {key_error::too_large, 0};
+      continue;
+    }
+    positions.push_back(k);
+    taken_keys.push_back(std::move(keys[k]));
+    taken_values.push_back(std::move(values[k]));
+  }
+  if (positions.empty()) return std::move(*reply);
+  auto promise = self->make_response_promise<put_reply>();
+  const auto& c = self->state.context;
+  self->request(c.writer, c.put_deadline, caf::put_atom_v, std::move(taken_keys),
+                std::move(taken_values))
+    .then(
+      [reply, promise, positions](put_reply& written) mutable {
+        for (std::size_t j = 0; j < positions.size(); ++j)
+          reply->keys[positions[j]] = written.keys.at(j);
+        promise.deliver(std::move(*reply));
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+  return promise;
+}
+
+caf::result<exists_reply> exists(service_pointer self, std::vector<std::string>& keys) {
+  if (auto err = check_count("exists", keys.size())) return err;
+  auto promise = self->make_response_promise<exists_reply>();
+  const auto& c = self->state.context;
+  self->request(c.catalog, c.ask_timeout, exists_atom_v, std::move(keys))
+    .then(
+      [promise](std::vector<std::uint8_t>& present) mutable {
+        exists_reply reply;
+        while (reply.prefix < present.size() && present[reply.prefix]) ++reply.prefix;
+        reply.present = std::move(present);
+        promise.deliver(std::move(reply));
+      },
+      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+  return promise;
+}
+
+// Asks the four actors in turn; each answer is small and they are all local.
+caf::result<node_report> report(service_pointer self) {
+  auto promise = self->make_response_promise<node_report>();
+  auto out = std::make_shared<node_report>();
+  const auto c = self->state.context;
+  auto fail = [promise](caf::error& err) mutable { promise.deliver(std::move(err)); };
+  self->request(c.supervisor, c.ask_timeout, stats_atom_v).then([=](node_stats& n) {
+    out->node = std::move(n);
+    self->request(c.catalog, c.ask_timeout, stats_atom_v).then([=](catalog_stats& s) {
+      out->store = std::move(s);
+      self->request(c.arena, c.ask_timeout, stats_atom_v).then([=](arena_stats& a) {
+        out->arena = std::move(a);
+        self->request(c.meter, c.ask_timeout, stats_atom_v).then([=](io_stats& i) mutable {
+          out->io = std::move(i);
+          promise.deliver(std::move(*out));
+        }, fail);
+      }, fail);
+    }, fail);
+  }, fail);
+  return promise;
+}
+
+service_actor::behavior_type service(service_pointer self, service_context context) {
+  self->state.context = std::move(context);
+  return {
+    [self](stats_atom) { return self->delegate(self->state.context.supervisor, stats_atom_v); },
+    // Delegated, so the supervisor sees the caller: it holds the leases.
+    [self](caf::get_atom, std::vector<std::string>& keys, std::string& mode, bool waves) {
+      return self->delegate(self->state.context.supervisor, caf::get_atom_v, std::move(keys),
+                            std::move(mode), waves);
+    },
+    [self](caf::put_atom, std::vector<std::string>& keys, std::vector<std::string>& values) {
+      return put(self, keys, values);
+    },
+    [self](values_atom, std::vector<std::string>& keys) -> caf::result<values_reply> {
+      if (auto err = check_count("values", keys.size())) return err;
+      const auto& c = self->state.context;
+      auto fetch = spawn_value_fetch(self, {c.ask_timeout, c.read_deadline, c.supervisor,
+                                            c.catalog, c.arena});
+      return self->delegate(fetch, values_atom_v, std::move(keys));
+    },
+    [self](exists_atom, std::vector<std::string>& keys) { return exists(self, keys); },
+    [self](caf::delete_atom, std::vector<std::string>& keys) -> caf::result<std::uint64_t> {
+      if (auto err = check_count("remove", keys.size())) return err;
+      return self->delegate(self->state.context.catalog, caf::delete_atom_v, std::move(keys));
+    },
+    [self](report_atom) { return report(self); },
+  };
+}
+
+}  // namespace
+
+service_actor spawn_service(caf::actor_system& system, service_context context) {
+  return system.spawn(service, std::move(context));
+}
+
+}  // namespace spillway

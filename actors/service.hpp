@@ -1,0 +1,33 @@
+// The node as a service (messages/service.hpp): the actor published on node.listen.
+// Local callers' requests (get with arena addresses, stats) go on to the supervisor;
+// remote ones are bounded here, before anything is allocated for them, and then served
+// by the writer, the catalog and a value_fetch actor per values request.
+#pragma once
+
+#include <chrono>
+
+#include <caf/fwd.hpp>
+
+#include "messages/meter.hpp"
+#include "messages/read.hpp"
+#include "messages/service.hpp"
+#include "messages/store.hpp"
+
+namespace spillway {
+
+// Durations first: CAF 0.17 builds a state from `self` when it can, and a struct led by
+// a typed handle can be.
+struct service_context {
+  std::chrono::milliseconds ask_timeout;    // the catalog's and the stats' answers
+  std::chrono::milliseconds put_deadline;   // a put is answered once its bucket is sealed
+  std::chrono::milliseconds read_deadline;  // a batch's own deadline, with room
+  node_actor supervisor;
+  catalog_actor catalog;
+  writer_actor writer;
+  arena_actor arena;
+  meter_actor meter;
+};
+
+service_actor spawn_service(caf::actor_system& system, service_context context);
+
+}  // namespace spillway

@@ -1,0 +1,83 @@
+// A node as a service to other processes (README "Running a cluster"): what a remote
+// client asks of the actor published on node.listen, and what the client's link to one
+// node (actors/node_link.cpp) answers in its place, so both share one interface.
+// Values travel inside these messages, so every one is bounded below; larger values
+// are a per-key too_large until they are pulled through the transfer engine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/node.hpp"
+#include "messages/stats.hpp"
+#include "messages/store.hpp"
+#include "messages/type_ids.hpp"
+#include "runtime/storage/key_status.hpp"
+
+namespace spillway {
+
+// A request naming more keys is refused whole, before anything is allocated for it.
+constexpr std::size_t service_keys_max = 65536;
+// One value inside a message: a 1.8 MiB KV block fits, with room.
+constexpr std::uint64_t inline_value_max = 4ull << 20;
+// All the values of one put or one reply: what one message may carry; a middleman
+// connection is one TCP stream, so a larger one would hold up every other request.
+constexpr std::uint64_t inline_bytes_max = 64ull << 20;
+static_assert(inline_value_max <= inline_bytes_max, "one value must fit in a message");
+
+// values(keys): status and value per key, for keys[0, answered); the keys after them
+// did not fit in inline_bytes_max and are to be asked for again. answered >= 1 for any
+// non-empty request, so asking again always progresses.
+struct values_reply {
+  std::vector<key_status> status;
+  std::vector<std::string> values;  // empty unless status[i].ok()
+  std::uint32_t answered = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, values_reply& x) {
+  return f(x.status, x.values, x.answered);
+}
+
+// exists(keys): a flag per key, and how many leading keys are present (what a serving
+// engine asks for a prefix of KV blocks).
+struct exists_reply {
+  std::vector<std::uint8_t> present;
+  std::uint32_t prefix = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exists_reply& x) {
+  return f(x.present, x.prefix);
+}
+
+// put(keys, values): one status per key, once sealed and synced (a value over
+// inline_value_max: too_large). delete(keys): how many were present. report: the
+// node's figures. A request over the bounds fails whole with an error that names the
+// field; a remote node that is gone fails as request_receiver_down.
+using remote_node_actor = caf::typed_actor<
+  caf::replies_to<caf::put_atom, std::vector<std::string>, std::vector<std::string>>::with<
+    put_reply>,
+  caf::replies_to<values_atom, std::vector<std::string>>::with<values_reply>,
+  caf::replies_to<exists_atom, std::vector<std::string>>::with<exists_reply>,
+  caf::replies_to<caf::delete_atom, std::vector<std::string>>::with<std::uint64_t>,
+  caf::replies_to<report_atom>::with<node_report>>;
+
+// What node.listen publishes: the node actor's protocol (callers in this process get
+// arena addresses from it) and the remote one.
+using service_actor = node_actor::extend_with<remote_node_actor>;
+
+// A client's link to one node (actors/node_link.cpp): the node's remote interface,
+// answered at once with request_receiver_down while the node is not connected, plus
+// connect(until_up): whether the node is connected, answered once the attempt under way
+// ends, or with until_up once it is connected; tick: try again now.
+using node_link_actor =
+  remote_node_actor::extend<caf::replies_to<caf::connect_atom, bool>::with<bool>,
+                            caf::reacts_to<caf::tick_atom>>;
+
+}  // namespace spillway

@@ -1,0 +1,33 @@
+// An actor system of "another process", in this one: it reaches the actor a node
+// published on 127.0.0.1:port over the network, through CAF's middleman.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <optional>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "runtime/actor_system_setup.hpp"
+
+namespace spillway::test {
+
+template <class Handle>
+struct remote_system {
+  caf::actor_system_config config;
+  std::optional<caf::actor_system> system;
+  Handle remote;
+
+  explicit remote_system(std::uint16_t port) {
+    configure_actor_system(config);
+    system.emplace(config);
+    auto found = system->middleman().remote_actor<Handle>("127.0.0.1", port);
+    REQUIRE_MESSAGE(found, system->render(found.error()));
+    remote = *found;
+  }
+};
+
+}  // namespace spillway::test

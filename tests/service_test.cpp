@@ -1,0 +1,127 @@
+// The node service (messages/service.hpp) asked by another actor system over the
+// network, as a remote client would, with requests a client of ours never sends.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "messages/service.hpp"
+#include "runtime/actor_system_setup.hpp"
+#include "runtime/node.hpp"
+#include "tests/node_leaks.hpp"
+#include "tests/remote_system.hpp"
+#include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
+
+namespace spillway {
+namespace {
+
+using keys = std::vector<std::string>;
+
+struct remote_service : test::remote_system<remote_node_actor> {
+  using remote_system::remote_system;
+
+  // The reply, or the rendered error as the failure of the test.
+  template <class Reply, class... Ts>
+  Reply ask(Ts&&... xs) {
+    caf::scoped_actor self{*system};
+    Reply reply{};
+    self->request(remote, std::chrono::seconds(30), std::forward<Ts>(xs)...)
+      .receive([&](Reply& r) { reply = std::move(r); },
+               [&](caf::error& err) { FAIL("remote: " << system->render(err)); });
+    return reply;
+  }
+
+  // The rendered error the request must end in.
+  template <class... Ts>
+  std::string refusal(Ts&&... xs) {
+    caf::scoped_actor self{*system};
+    std::string what;
+    self->request(caf::actor_cast<caf::actor>(remote), std::chrono::seconds(30),
+                  std::forward<Ts>(xs)...)
+      .receive([&](caf::message&) { FAIL("the request was served"); },
+               [&](caf::error& err) { what = system->render(err); });
+    return what;
+  }
+};
+
+node_config published(const test::temp_dir& dir) {
+  auto config = test::private_node(dir.path());
+  config.node.listen = "127.0.0.1:0";
+  config.read.arena_size = 64ull << 20;
+  config.read.arena_chunk = 64ull << 20;
+  config.read.readers = 1;
+  config.storage.seal_after_ms = 5;
+  return config;
+}
+
+TEST_SUITE("service") {
+
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a remote put, values, exists, remove and report answer per key") {
+  test::temp_dir dir;
+  node n{published(dir)};
+  remote_service s{n.listen_port()};
+  const std::string big(inline_value_max + 1, 'x');
+  const auto put = s.ask<put_reply>(caf::put_atom_v, keys{"a", "", "big", "b"},
+                                    keys{"1", "2", big, std::string(70000, 'b')});
+  CHECK(put.keys == std::vector<key_status>{{}, {key_error::bad_key, 0},
+                                            {key_error::too_large, 0}, {}});
+  const auto got = s.ask<values_reply>(values_atom_v, keys{"b", "nope", "a"});
+  CHECK(got.answered == 3);
+  CHECK(got.status == std::vector<key_status>{{}, {key_error::not_found, 0}, {}});
+  CHECK(got.values[0] == std::string(70000, 'b'));
+  CHECK(got.values[2] == "1");
+  const auto there = s.ask<exists_reply>(exists_atom_v, keys{"a", "b", "nope", "a"});
+  CHECK(there.present == std::vector<std::uint8_t>{1, 1, 0, 1});
+  CHECK(there.prefix == 2);
+  CHECK(s.ask<std::uint64_t>(caf::delete_atom_v, keys{"a", "nope"}) == 1);
+  CHECK(s.ask<node_report>(report_atom_v).store.keys == 1);
+  check_arena(n);
+}
+
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a reply stops at what one message may carry and the rest is asked again") {
+  test::temp_dir dir;
+  node n{published(dir)};
+  remote_service s{n.listen_port()};
+  keys names, values;
+  for (int i = 0; i < 20; ++i) {  // 80 MiB in all, over inline_bytes_max
+    names.push_back(std::to_string(i));
+    values.push_back(std::string(inline_value_max, static_cast<char>('a' + i)));
+  }
+  for (std::size_t at = 0; at < names.size(); at += 10) {
+    const keys part(names.begin() + at, names.begin() + at + 10);
+    const keys vals(values.begin() + at, values.begin() + at + 10);
+    for (const auto& st : s.ask<put_reply>(caf::put_atom_v, part, vals).keys) REQUIRE(st.ok());
+  }
+  const auto got = s.ask<values_reply>(values_atom_v, names);
+  CHECK(got.answered == inline_bytes_max / inline_value_max);
+  for (std::size_t k = 0; k < got.answered; ++k) CHECK(got.values[k] == values[k]);
+  check_arena(n);
+}
+
+TEST_CASE_FIXTURE(test::node_leaks, "a remote request over the bounds is refused, naming the field") {
+  test::temp_dir dir;
+  node n{published(dir)};
+  remote_service s{n.listen_port()};
+  const keys too_many(service_keys_max + 1, "k");
+  CHECK(s.refusal(exists_atom_v, too_many).find("keys") != std::string::npos);
+  CHECK(s.refusal(values_atom_v, too_many).find("keys") != std::string::npos);
+  CHECK(s.refusal(caf::put_atom_v, keys{"a", "b"}, keys{"1"}).find("2 keys but 1 values") !=
+        std::string::npos);
+  const keys seventeen(17, std::string(inline_value_max, 'v'));
+  CHECK(s.refusal(caf::put_atom_v, keys(17, "k"), seventeen).find("values") != std::string::npos);
+  CHECK(s.ask<node_report>(report_atom_v).store.keys == 0);  // and it keeps serving
+  check_arena(n);
+}
+
+}  // TEST_SUITE
+}  // namespace
+}  // namespace spillway

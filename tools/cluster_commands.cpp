@@ -1,0 +1,73 @@
+// `spillway put|get|exists|rm|stats` against running nodes: --cluster FILE (any TOML
+// with [cluster] nodes) places keys as spillway::client does; --node host:port asks
+// that one node. Exit 1 names each key that failed.
+#include <iostream>
+#include <stdexcept>
+
+#include "runtime/client.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/storage/printable_key.hpp"
+#include "tools/commands.hpp"
+
+namespace spillway {
+namespace {
+
+int failed(const char* command, const std::string& key, const key_status& status) {
+  std::cerr << "spillway " << command << ": " << printable_key(key) << ": " << to_string(status)
+            << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int run_remote_put(const cluster_section& cluster, const std::string& key,
+                   const std::string& value) {
+  client c{cluster};
+  const auto status = c.put({key}, {value}).at(0);
+  return status.ok() ? 0 : failed("put", key, status);
+}
+
+int run_remote_get(const cluster_section& cluster, const std::string& key) {
+  client c{cluster};
+  const auto got = c.get({key}).at(0);
+  if (!got.status.ok()) return failed("get", key, got.status);
+  std::cout.write(got.value.data(), static_cast<std::streamsize>(got.value.size()));
+  return std::cout.good() ? 0 : 1;
+}
+
+int print_exists(const std::vector<std::string>& keys, const std::vector<std::uint8_t>& present) {
+  std::size_t prefix = 0;
+  while (prefix < present.size() && present[prefix]) ++prefix;
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    std::cout << (present[k] ? "present " : "absent ") << printable_key(keys[k]) << "\n";
+  std::cout << "prefix " << prefix << "\n";
+  return 0;
+}
+
+int run_remote_exists(const cluster_section& cluster, const std::vector<std::string>& keys) {
+  client c{cluster};
+  return print_exists(keys, c.exists(keys).present);
+}
+
+int run_remote_remove(const cluster_section& cluster, const std::vector<std::string>& keys) {
+  client c{cluster};
+  std::cout << "removed " << c.remove(keys) << "\n";
+  return 0;
+}
+
+int run_remote_stats(const cluster_section& cluster) {
+  client c{cluster};
+  int code = 0;
+  for (const auto& r : c.stats()) {
+    std::cout << "# node " << r.node << "\n";
+    if (r.error.empty()) {
+      std::cout << prometheus_text(r.report);
+      continue;
+    }
+    std::cerr << "spillway stats: " << r.node << ": " << r.error << "\n";
+    code = 1;
+  }
+  return code;
+}
+
+}  // namespace spillway

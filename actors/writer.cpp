@@ -146,7 +146,8 @@ void append(writer_pointer self, const std::shared_ptr<pending_put>& put, std::u
   const std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(value.data()),
                                          value.size()};
   put->waiting += 1;
-  std::optional<io_failure> failed = make_room(self, bf::record_size(bf::version, key.size(), value.size()));
+  std::optional<io_failure> failed =
+    make_room(self, bf::record_size(bf::version, key.size(), value.size()));
   if (!failed) failed = st.file->append(key, bytes);
   if (!failed) {
     st.open_members.push_back({put, i});

@@ -181,7 +181,8 @@ TEST_CASE("a v2 value read alone is rejected for a flipped value or padding byte
 }
 
 TEST_CASE("a v2 record head is one page up to a 4072-byte key, is zero padded and names itself") {
-  for (std::size_t key_size : {std::size_t{1}, std::size_t{4072}, std::size_t{4073}, bf::max_key_size}) {
+  for (std::size_t key_size :
+       {std::size_t{1}, std::size_t{4072}, std::size_t{4073}, bf::max_key_size}) {
     CAPTURE(key_size);
     const v2_record r{std::string(key_size, 'k'), 10, 1};
     CHECK(bf::record_head_size(key_size) == (key_size <= 4072 ? 1 : 2) * bf::page_size);

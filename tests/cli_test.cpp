@@ -188,7 +188,8 @@ TEST_CASE("inspect --verify names a damaged record and get names the corrupt key
     if (e.path().extension() == ".bucket") bucket = e.path();
   {
     std::fstream f{bucket, std::ios::in | std::ios::out | std::ios::binary};
-    f.seekp(static_cast<std::streamoff>(bucket_format::value_offset(4096, 6) + 100));  // in the value
+    // 100 bytes into the value of the first record
+    f.seekp(static_cast<std::streamoff>(bucket_format::value_offset(4096, 6) + 100));
     f.put('w');
   }
   const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data.string()});

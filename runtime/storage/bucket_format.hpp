@@ -52,14 +52,15 @@
 // value's pages, align_up(value length) bytes at value_offset(), so an O_DIRECT read
 // fetches no page the caller does not want (v1 read the header and key too: 33 pages
 // for a 128 KiB value) and can land the value straight in a caller's aligned buffer.
-// The crc still covers the header fields and the key, and the index holds all of them
-// (key, lengths, bucket id from the header page), so a read of the value's pages alone
-// is checked exactly as a whole record is: the value is tied to its key and its bucket.
+// The crc still covers the header fields and the key, and a reader has all of them
+// without the head (key, lengths and crc from the index, the bucket id from the header
+// page), so a read of the value's pages alone is checked exactly as a whole record is:
+// the value is tied to its key and its bucket.
 // The padding after the value is read with it and must be zero. The head page before
 // the value, rather than the index alone, keeps every record self-describing: the
 // records of a bucket that never got its index can still be found by scanning heads
 // (decode_record_head), each checked against its crc once its value is read. It costs
-// one page per record on disk, not on the read path.
+// at most one page per record on disk (the head's padding), none on the read path.
 //
 // A value is read with one O_DIRECT read. Recovery reads the header, the footer and
 // the index, never the values: a file whose footer is absent or broken was torn while

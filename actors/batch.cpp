@@ -241,7 +241,8 @@ void read_buffered(batch_pointer self, read_plan& p) {
       [give_up](caf::error&) { give_up(EINVAL); });  // no answer: the refusal is all we know
 }
 
-// The value is handed out only if its pages hold exactly the record the index promised.
+// The value is handed out only if what was read holds exactly the record the index
+// promised: in v2 the value's pages alone, checked against the key and crc of the index.
 void check(batch_pointer self, read_plan& p, int result) {
   auto& st = self->state;
   if (result == -EINVAL && p.item.fd == st.buckets[p.bucket].direct_fd)
@@ -253,18 +254,18 @@ void check(batch_pointer self, read_plan& p, int result) {
   }
   const auto& b = st.buckets[p.bucket];
   const bf::index_entry want{st.keys[p.key], p.where.value_size, p.where.offset, p.where.crc};
-  bf::record_view view;
-  const auto problem = bf::decode_record(
-    {reinterpret_cast<const std::byte*>(p.item.address), p.item.length}, b.file.bucket_id, want,
-    view);
+  bf::const_bytes value;
+  const auto problem = bf::decode_value_read(
+    b.reads.format_version, {reinterpret_cast<const std::byte*>(p.item.address), p.item.length},
+    b.file.bucket_id, want, value);
   if (!problem.empty()) {
     spdlog::error("batch: key '{}' in bucket {:016x} at offset {}: {}", printable_key(want.key),
                   b.file.bucket_id, want.offset, problem);
     return st.settle(p, {key_error::corrupt, 0});
   }
   auto& item = st.reply.items[p.key];
-  item.address = reinterpret_cast<std::uint64_t>(view.value.data());
-  item.size = view.value.size();
+  item.address = reinterpret_cast<std::uint64_t>(value.data());
+  item.size = value.size();
   st.settle(p, {});
 }
 
@@ -380,8 +381,9 @@ void on_resolved(batch_pointer self, resolve_reply& where) {
       p.bucket = b;
       p.where = r;
       p.item.tag = static_cast<std::uint32_t>(st.plans.size());
-      p.item.offset = r.offset;
-      p.item.length = bf::record_size(r.key_size, r.value_size);
+      const auto read = bf::value_read(reads.format_version, r.offset, r.key_size, r.value_size);
+      p.item.offset = read.offset;
+      p.item.length = read.length;
       const auto& key = st.keys[r.key_index];
       auto named = [&key](const std::vector<std::string>& list) {
         return std::find(list.begin(), list.end(), key) != list.end();

@@ -35,6 +35,7 @@ struct bucket_slot {
   std::filesystem::path path;
   bucket_actor actor;
   std::uint64_t file_size = 0;
+  std::uint32_t format_version = 0;
   std::uint64_t live_bytes = 0;
   std::uint64_t garbage_bytes = 0;
   std::uint64_t keys = 0;
@@ -96,6 +97,7 @@ struct catalog_state {
     b.id = sealed.id;
     b.path = sealed.path;
     b.file_size = sealed.file_size;
+    b.format_version = sealed.format_version;
     b.last_read = ++clock;
     b.actor = spawn_bucket(self->home_system(), self, remover, sealed.id, sealed.path, buffered,
                            options.refuse_o_direct);
@@ -189,7 +191,7 @@ resolve_reply resolve(catalog_state& st, const std::vector<std::string>& wanted)
     if (fresh) {
       auto& b = st.buckets[loc.bucket];
       b.last_read = now;
-      reply.buckets.push_back({b.id, b.actor, {}});
+      reply.buckets.push_back({b.id, b.actor, {}, b.format_version});
     }
     reply.buckets[g->second].records.push_back(
       {i, loc.offset, static_cast<std::uint32_t>(it->first.size()), loc.value_size, loc.crc});
@@ -204,8 +206,8 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
   st.remover = spawn_file_remover(self->home_system(), options.data_dir);
   self->link_to(st.remover);
   for (auto& r : recovered.buckets)
-    st.add_bucket(self, {r.index.header.bucket_id, r.path.string(),
-                                        r.index.file_size, std::move(r.index.entries)});
+    st.add_bucket(self, {r.index.header.bucket_id, r.path.string(), r.index.file_size,
+                         std::move(r.index.entries), r.index.header.format_version});
   if (!st.buckets.empty()) enforce_quota(self, static_cast<std::uint32_t>(st.buckets.size() - 1));
   self->set_exit_handler([self](caf::exit_msg& msg) {
     for (auto& b : self->state.buckets)

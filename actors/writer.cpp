@@ -92,7 +92,7 @@ std::optional<sealed_bucket> seal_file(writer_pointer self, std::vector<member>&
   }
   const auto id = sealed.header.bucket_id;
   return sealed_bucket{id, (st.options.dir / bucket_file_name(id)).string(), sealed.file_size,
-                       std::move(sealed.entries)};
+                       std::move(sealed.entries), sealed.header.format_version};
 }
 
 // Seals the open bucket and publishes it; `then` runs once the catalog has it (or
@@ -146,7 +146,8 @@ void append(writer_pointer self, const std::shared_ptr<pending_put>& put, std::u
   const std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(value.data()),
                                          value.size()};
   put->waiting += 1;
-  std::optional<io_failure> failed = make_room(self, bf::record_size(key.size(), value.size()));
+  std::optional<io_failure> failed =
+    make_room(self, bf::record_size(bf::version, key.size(), value.size()));
   if (!failed) failed = st.file->append(key, bytes);
   if (!failed) {
     st.open_members.push_back({put, i});

@@ -92,11 +92,12 @@ struct sealed_bucket {
   std::string path;
   std::uint64_t file_size = 0;
   std::vector<bucket_format::index_entry> entries;
+  std::uint32_t format_version = bucket_format::version;  // of the file: readers follow it
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sealed_bucket& x) {
-  return f(x.id, x.path, x.file_size, x.entries);
+  return f(x.id, x.path, x.file_size, x.entries, x.format_version);
 }
 
 // Where one requested key lives; `key_index` is its position in the request.
@@ -113,15 +114,19 @@ typename Inspector::result_type inspect(Inspector& f, record_location& x) {
   return f(x.key_index, x.offset, x.key_size, x.value_size, x.crc);
 }
 
+// The records of one bucket to read. Its format version says what a read of a value
+// takes (bucket_format::value_read): a property of the file, so it is sent once per
+// bucket, not kept with every key.
 struct bucket_reads {
   std::uint64_t bucket_id = 0;
   bucket_actor bucket;
   std::vector<record_location> records;
+  std::uint32_t format_version = bucket_format::version;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bucket_reads& x) {
-  return f(x.bucket_id, x.bucket, x.records);
+  return f(x.bucket_id, x.bucket, x.records, x.format_version);
 }
 
 // The read path's first step: the requested keys grouped by bucket; `missing` holds

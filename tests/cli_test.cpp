@@ -188,7 +188,8 @@ TEST_CASE("inspect --verify names a damaged record and get names the corrupt key
     if (e.path().extension() == ".bucket") bucket = e.path();
   {
     std::fstream f{bucket, std::ios::in | std::ios::out | std::ios::binary};
-    f.seekp(4096 + 24 + 6 + 100);  // the header page, the record header, the key, 100 bytes
+    // 100 bytes into the value of the first record
+    f.seekp(static_cast<std::streamoff>(bucket_format::value_offset(4096, 6) + 100));
     f.put('w');
   }
   const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data.string()});
@@ -257,7 +258,8 @@ TEST_CASE("a key with a newline and escapes is printed escaped everywhere") {
       });
     } else {
       std::fstream f{e.path(), std::ios::in | std::ios::out | std::ios::binary};
-      f.seekp(static_cast<std::streamoff>(index.entries[0].offset + 24 + corrupt_key.size()));
+      f.seekp(static_cast<std::streamoff>(
+        bucket_format::value_offset(index.entries[0].offset, corrupt_key.size())));
       f.put('w');
     }
   }

@@ -108,6 +108,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
     n.stop();
     const auto inspect = test::run_spillway({"inspect", "--verify", "--data-dir", data_dir});
     REQUIRE_MESSAGE(inspect.exit_code == 0, inspect.out, inspect.err);
+    CHECK(inspect.out.find(" version 1 ") == std::string::npos);  // the v1 fixture test has those
   }
 }
 

@@ -290,7 +290,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
   REQUIRE(read_bucket_index(file, index).empty());
   {
     std::fstream f{file, std::ios::in | std::ios::out | std::ios::binary};
-    f.seekp(static_cast<std::streamoff>(index.entries[1].offset + 5000));
+    f.seekp(static_cast<std::streamoff>(
+      bucket_format::value_offset(index.entries[1].offset, index.entries[1].key.size()) + 5000));
     f.put('\xff');
   }
   const auto report = inspect_store(dir.path(), true);

@@ -174,7 +174,8 @@ struct bare_ring {
 };
 
 // The same device with the destination memory of a real batch: a bare io_uring loop
-// reading random records' worth of the same files at the same depth into a buffer as big
+// reading what the node reads for one value, at random offsets of the same files, at the same
+// depth into a buffer as big
 // as the round's batches, each read to the next place in it. fio reuses iodepth x bs of
 // buffer (8 MB at 128 KiB), which this disk's host serves faster than reads that land
 // across hundreds of MB, as every batch's values must (such a loop at 128 KiB, QD 64,
@@ -182,7 +183,10 @@ struct bare_ring {
 // this limit pays what we pay.
 double footprint_round(const std::filesystem::path& dir, std::uint64_t object_size,
                        std::uint64_t bytes, unsigned depth, std::mt19937_64& random) {
-  const auto block = bucket_format::record_size(generated_key("obj-", 0).size(), object_size);
+  // What the node's read of one value takes, in the format it writes.
+  const auto block = bucket_format::value_read(bucket_format::version, 0,
+                                               generated_key("obj-", 0).size(), object_size)
+                       .length;
   std::vector<unique_fd> fds;
   std::vector<std::uint64_t> sizes;
   for (const auto& e : std::filesystem::directory_iterator{dir})

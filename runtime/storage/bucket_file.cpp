@@ -89,7 +89,7 @@ bucket_problem read_bucket_index(const std::filesystem::path& path, bucket_index
   std::vector<std::byte> index(out.footer.index_size);
   if (auto e = read_at(file.get(), out.footer.index_offset, index.data(), index.size()); !e.empty())
     return e;
-  return damaged(decode_index(index, out.footer, out.entries));
+  return damaged(decode_index(out.header.format_version, index, out.footer, out.entries));
 }
 
 }  // namespace spillway

@@ -2,6 +2,8 @@
 // over byte spans: no I/O here, so every corruption can be tested by flipping bytes.
 #include "runtime/storage/bucket_format.hpp"
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -43,13 +45,30 @@ bool has_magic(const_bytes in, const char* magic, std::size_t size) {
   return std::memcmp(in.data(), magic, size) == 0;
 }
 
-// The crc of a record: its header without the crc field, then key, then value.
-std::uint32_t record_crc(const_bytes header, std::string_view key, const_bytes value) {
+// The record header the writer writes, crc field zero.
+void encode_record_header(std::uint64_t bucket_id, std::size_t key_size,
+                          std::size_t value_size, bytes out) {
+  put_bytes(out, 0, record_magic, sizeof record_magic);
+  put(out, 4, static_cast<std::uint32_t>(key_size));
+  put(out, 8, static_cast<std::uint32_t>(value_size));
+  put<std::uint32_t>(out, record_crc_at, 0);
+  put(out, 16, bucket_id);
+}
+
+// The crc of a record: its header without the crc field, then key, then value. The
+// header is rebuilt from the fields, so a read of the value alone is checked as fully.
+std::uint32_t record_crc(std::uint64_t bucket_id, std::string_view key, const_bytes value) {
+  std::array<std::byte, record_header_size> header;
+  encode_record_header(bucket_id, key.size(), value.size(), header);
   std::uint32_t crc = crc32c(header.data(), record_crc_at);
   crc = crc32c_extend(crc, header.data() + record_crc_at + 4,
                       record_header_size - record_crc_at - 4);
   crc = crc32c_extend(crc, key.data(), key.size());
   return crc32c_extend(crc, value.data(), value.size());
+}
+
+bool all_zero(const_bytes in) {
+  return std::all_of(in.begin(), in.end(), [](std::byte b) { return b == std::byte{0}; });
 }
 
 std::string size_problem(const char* what, std::size_t got, std::size_t want) {
@@ -62,6 +81,7 @@ std::string size_problem(const char* what, std::size_t got, std::size_t want) {
 void encode_header(const header& h, bytes out) {
   std::memset(out.data(), 0, out.size());
   put_bytes(out, 0, header_magic, sizeof header_magic);
+  assert(h.format_version == version);
   put<std::uint32_t>(out, 8, version);
   put<std::uint32_t>(out, 12, page_size);
   put(out, 16, h.node_id);
@@ -75,8 +95,9 @@ std::string decode_header(const_bytes page, header& out) {
   if (!has_magic(page, header_magic, sizeof header_magic)) return "header magic is wrong";
   if (unmask_crc(get<std::uint32_t>(page, header_crc_at)) != crc32c(page.data(), header_crc_at))
     return "header crc mismatch";
-  if (get<std::uint32_t>(page, 8) != version)
-    return "format version " + std::to_string(get<std::uint32_t>(page, 8)) + " is unknown";
+  out.format_version = get<std::uint32_t>(page, 8);
+  if (out.format_version < oldest_version || out.format_version > version)
+    return "format version " + std::to_string(out.format_version) + " is unknown";
   if (get<std::uint32_t>(page, 12) != page_size) return "page size is not 4096";
   out.node_id = get<std::uint64_t>(page, 16);
   out.bucket_id = get<std::uint64_t>(page, 24);
@@ -86,39 +107,78 @@ std::string decode_header(const_bytes page, header& out) {
 
 std::uint32_t encode_record(std::uint64_t bucket_id, std::string_view key, const_bytes value,
                             bytes out) {
-  const std::size_t used = record_header_size + key.size() + value.size();
-  put_bytes(out, 0, record_magic, sizeof record_magic);
-  put(out, 4, static_cast<std::uint32_t>(key.size()));
-  put(out, 8, static_cast<std::uint32_t>(value.size()));
-  put(out, 16, bucket_id);
+  assert(out.size() == record_size(version, key.size(), value.size()));
+  const auto value_at = record_head_size(key.size());
+  encode_record_header(bucket_id, key.size(), value.size(), out);
   put_bytes(out, record_header_size, key.data(), key.size());
-  put_bytes(out, record_header_size + key.size(), value.data(), value.size());
-  std::memset(out.data() + used, 0, out.size() - used);
-  const std::uint32_t crc = record_crc(out.first(record_header_size), key, value);
+  const std::size_t key_end = record_header_size + key.size();
+  std::memset(out.data() + key_end, 0, value_at - key_end);
+  put_bytes(out, value_at, value.data(), value.size());
+  std::memset(out.data() + value_at + value.size(), 0, out.size() - value_at - value.size());
+  const std::uint32_t crc = record_crc(bucket_id, key, value);
   put(out, record_crc_at, mask_crc(crc));
   return crc;
 }
 
-std::string decode_record(const_bytes pages, std::uint64_t bucket_id, const index_entry& want,
-                          record_view& out) {
-  const auto size = record_size(want.key.size(), want.value_size);
-  if (pages.size() < size) return size_problem("record", pages.size(), size);
-  if (!has_magic(pages, record_magic, sizeof record_magic)) return "record magic is wrong";
-  const auto key_size = get<std::uint32_t>(pages, 4);
-  const auto value_size = get<std::uint32_t>(pages, 8);
-  if (key_size != want.key.size() || value_size != want.value_size)
-    return "record lengths differ from the index";
-  const std::string_view key{reinterpret_cast<const char*>(pages.data()) + record_header_size,
-                             key_size};
-  const auto value = pages.subspan(record_header_size + key_size, value_size);
-  const auto crc = unmask_crc(get<std::uint32_t>(pages, record_crc_at));
-  if (crc != want.crc) return "record crc differs from the index";
-  if (record_crc(pages.first(record_header_size), key, value) != crc)
-    return "record crc mismatch";
-  if (get<std::uint64_t>(pages, 16) != bucket_id) return "record belongs to another bucket";
-  if (key != want.key) return "record key differs from the index";
-  out = record_view{key, value};
+std::string decode_record_head(std::uint32_t format_version, const_bytes bytes,
+                               record_head& out) {
+  if (bytes.size() < record_header_size)
+    return size_problem("record header", bytes.size(), record_header_size);
+  if (!has_magic(bytes, record_magic, sizeof record_magic)) return "record magic is wrong";
+  const auto key_size = get<std::uint32_t>(bytes, 4);
+  if (key_size == 0 || key_size > max_key_size) return "record has a bad key length";
+  const std::size_t key_end = record_header_size + key_size;
+  const std::size_t head = format_version == 1 ? key_end : record_head_size(key_size);
+  if (bytes.size() < head) return size_problem("record head", bytes.size(), head);
+  if (!all_zero(bytes.subspan(key_end, head - key_end))) return "record key padding is not zero";
+  out.value_at = head;
+  out.value_size = get<std::uint32_t>(bytes, 8);
+  out.crc = unmask_crc(get<std::uint32_t>(bytes, record_crc_at));
+  out.bucket_id = get<std::uint64_t>(bytes, 16);
+  out.key = {reinterpret_cast<const char*>(bytes.data()) + record_header_size, key_size};
   return {};
+}
+
+std::string check_value(const_bytes bytes, std::uint64_t bucket_id, const index_entry& want,
+                        const_bytes& value) {
+  if (bytes.size() < want.value_size) return size_problem("value", bytes.size(), want.value_size);
+  const auto candidate = bytes.first(want.value_size);
+  if (record_crc(bucket_id, want.key, candidate) != want.crc) return "record crc mismatch";
+  if (!all_zero(bytes.subspan(want.value_size))) return "value padding is not zero";
+  value = candidate;
+  return {};
+}
+
+std::string decode_record(std::uint32_t format_version, const_bytes pages,
+                          std::uint64_t bucket_id, const index_entry& want, record_view& out) {
+  const auto size = record_size(format_version, want.key.size(), want.value_size);
+  if (pages.size() < size) return size_problem("record", pages.size(), size);
+  record_head head;
+  if (auto problem = decode_record_head(format_version, pages.first(size), head);
+      !problem.empty())
+    return problem;
+  if (head.key.size() != want.key.size() || head.value_size != want.value_size)
+    return "record lengths differ from the index";
+  if (head.crc != want.crc) return "record crc differs from the index";
+  if (head.bucket_id != bucket_id) return "record belongs to another bucket";
+  if (head.key != want.key) return "record key differs from the index";
+  const_bytes value;
+  if (auto problem =
+        check_value(pages.subspan(head.value_at, size - head.value_at), bucket_id, want, value);
+      !problem.empty())
+    return problem;
+  out = record_view{head.key, value};
+  return {};
+}
+
+std::string decode_value_read(std::uint32_t format_version, const_bytes read,
+                              std::uint64_t bucket_id, const index_entry& want,
+                              const_bytes& value) {
+  if (format_version != 1) return check_value(read, bucket_id, want, value);
+  record_view view;
+  auto problem = decode_record(format_version, read, bucket_id, want, view);
+  value = view.value;
+  return problem;
 }
 
 std::uint64_t index_size(std::span<const index_entry> entries) {
@@ -182,18 +242,19 @@ std::string check_index_extent(const footer& f, std::uint64_t file_size) {
 
 // Checks one entry against the layout: records are page-aligned, in file order, and
 // end before the index starts. Subtracted, never added, so no offset can wrap.
-static std::string check_entry(const index_entry& e, std::uint64_t record_area_start,
-                               std::uint64_t index_offset) {
+static std::string check_entry(std::uint32_t format_version, const index_entry& e,
+                               std::uint64_t record_area_start, std::uint64_t index_offset) {
   if (e.key.empty() || e.key.size() > max_key_size) return "index entry has a bad key length";
   if (e.offset % page_size != 0 || e.offset < record_area_start || e.offset > index_offset)
     return "index entry for '" + printable_key(e.key) + "' points at offset " +
            std::to_string(e.offset);
-  if (record_size(e.key.size(), e.value_size) > index_offset - e.offset)
+  if (record_size(format_version, e.key.size(), e.value_size) > index_offset - e.offset)
     return "index entry for '" + printable_key(e.key) + "' runs into the index";
   return {};
 }
 
-std::string decode_index(const_bytes index, const footer& f, std::vector<index_entry>& out) {
+std::string decode_index(std::uint32_t format_version, const_bytes index, const footer& f,
+                         std::vector<index_entry>& out) {
   if (index.size() != f.index_size) return size_problem("index", index.size(), f.index_size);
   if (crc32c(index.data(), index.size()) != f.index_crc) return "index crc mismatch";
   out.clear();
@@ -209,9 +270,10 @@ std::string decode_index(const_bytes index, const footer& f, std::vector<index_e
     if (index.size() - at < key_size) return "index ends inside a key";
     e.key.assign(reinterpret_cast<const char*>(index.data()) + at, key_size);
     at += key_size;
-    if (auto problem = check_entry(e, next_record, f.index_offset); !problem.empty())
+    if (auto problem = check_entry(format_version, e, next_record, f.index_offset);
+        !problem.empty())
       return problem;
-    next_record = e.offset + record_size(e.key.size(), e.value_size);
+    next_record = e.offset + record_size(format_version, e.key.size(), e.value_size);
     out.push_back(std::move(e));
   }
   if (out.size() != f.record_count)

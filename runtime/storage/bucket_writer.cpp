@@ -243,7 +243,7 @@ std::optional<io_failure> bucket_writer::append(std::string_view key,
                                                 std::span<const std::byte> value) {
   assert(is_open() && !key.empty() && key.size() <= bf::max_key_size);
   if (s_->failed) return s_->failed;
-  const auto n = bf::record_size(key.size(), value.size());
+  const auto n = bf::record_size(bf::version, key.size(), value.size());
   const auto offset = s_->size;
   std::uint32_t crc = 0;
   if (n <= slot_size) {

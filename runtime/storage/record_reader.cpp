@@ -18,9 +18,9 @@ struct free_deleter {
 
 }  // namespace
 
-key_status read_record(int fd, std::uint64_t bucket_id,
+key_status read_record(int fd, std::uint64_t bucket_id, std::uint32_t format_version,
                        const bf::index_entry& want, std::string& value, std::string& problem) {
-  const auto size = bf::record_size(want.key.size(), want.value_size);
+  const auto size = bf::record_size(format_version, want.key.size(), want.value_size);
   std::unique_ptr<std::byte, free_deleter> pages{
     static_cast<std::byte*>(std::aligned_alloc(bf::page_size, size))};
   if (!pages) return {key_error::too_large, 0};
@@ -39,7 +39,7 @@ key_status read_record(int fd, std::uint64_t bucket_id,
     done += static_cast<std::size_t>(n);
   }
   bf::record_view view;
-  problem = bf::decode_record({pages.get(), size}, bucket_id, want, view);
+  problem = bf::decode_record(format_version, {pages.get(), size}, bucket_id, want, view);
   if (!problem.empty()) return {key_error::corrupt, 0};
   value.assign(reinterpret_cast<const char*>(view.value.data()), view.value.size());
   return {};

@@ -22,7 +22,9 @@ void verify_bucket(const recovered_bucket& bucket, store_inspection& out) {
   std::string value;
   std::string problem;
   for (const auto& e : bucket.index.entries)
-    if (!read_record(fd.get(), bucket.index.header.bucket_id, e, value, problem).ok())
+    if (!read_record(fd.get(), bucket.index.header.bucket_id, bucket.index.header.format_version,
+                     e, value, problem)
+           .ok())
       out.bad_records.push_back({bucket.path.filename(), e.key, e.offset, problem});
 }
 
@@ -38,6 +40,8 @@ store_inspection inspect_store(const std::filesystem::path& data_dir, bool verif
     out.buckets += 1;
     out.records += b.index.entries.size();
     out.file_bytes += b.index.file_size;
+    out.sound_buckets.push_back(
+      {b.path.filename(), b.index.header.format_version, b.index.entries.size()});
     for (const auto& e : b.index.entries) {
       auto [it, fresh] = newest.try_emplace(e.key, e.value_size);
       if (!fresh) {

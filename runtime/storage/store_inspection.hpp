@@ -18,6 +18,12 @@ struct bad_record {
   std::string problem;
 };
 
+struct inspected_bucket {
+  std::string file;
+  std::uint32_t format_version = 0;
+  std::uint64_t records = 0;
+};
+
 struct store_inspection {
   std::uint64_t buckets = 0;
   std::uint64_t records = 0;
@@ -28,6 +34,7 @@ struct store_inspection {
   std::vector<std::string> damaged;  // "<file>: <why>" for bucket files that fail recovery
   std::vector<std::string> unreadable;  // "<file>: <why>": not read now, not proven damaged
   std::vector<std::string> unsealed; // .tmp files: writes a crash interrupted
+  std::vector<inspected_bucket> sound_buckets;  // in bucket id order
   std::vector<bad_record> bad_records;
   bool verified = false;
 };

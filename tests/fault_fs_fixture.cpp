@@ -61,7 +61,7 @@ record_spot spot_of(const faultfs_mount& fs, const std::string& key) {
     REQUIRE(read_bucket_index(entry.path(), index).empty());
     for (const auto& e : index.entries)
       if (e.key == key)
-        return {"/data/" + entry.path().filename().string(), e.offset + e.value_size / 2};
+        return {"/data/" + entry.path().filename().string(), bucket_format::value_offset(e.offset, e.key.size()) + e.value_size / 2};
   }
   FAIL("no bucket holds ", key);
   return {};

@@ -258,7 +258,7 @@ std::vector<read_value> client::get(const std::vector<std::string>& keys) {
       for (std::size_t j = 0; j < answered; ++j) {
         auto& w = walk[r.keys[j]];
         const auto s = reply ? reply->status.at(j) : status_of(err);
-        if (s.ok()) {
+        if (s.ok() && reply) {  // ok comes only with a reply; said, for GCC 12's bounds check
           w.found = w.done = true;
           out[r.keys[j]].value = std::move(reply->values.at(j));
           continue;

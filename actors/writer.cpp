@@ -270,7 +270,9 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
 }  // namespace
 
 writer_actor spawn_writer(caf::actor_system& system, writer_options options,
-                          catalog_actor catalog, meter_actor meter) {
+                          catalog_actor catalog, meter_actor meter, bool own_thread) {
+  if (!own_thread) return system.spawn(writer, std::move(options), std::move(catalog),
+                                       std::move(meter));
   return system.spawn<caf::detached>(writer, std::move(options), std::move(catalog),
                                      std::move(meter));
 }

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
 namespace {
@@ -64,12 +65,6 @@ struct slot {
 
 io_failure failure(int err, const char* op, const std::filesystem::path& path) {
   return {err, std::string{op} + " " + path.string() + ": " + std::strerror(err)};
-}
-
-// 0, or the errno of opening or syncing `dir`.
-int fsync_dir(const std::filesystem::path& dir) {
-  const unique_fd fd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  return !fd || ::fsync(fd.get()) != 0 ? errno : 0;
 }
 
 }  // namespace

@@ -185,9 +185,9 @@ void io_metrics(exposition& out, const io_stats& io) {
   histogram(out, "spillway_get_batch_seconds", "Time from a batch get to its answer",
             io.get_latency);
   by_status("spillway_written_keys_total", "Keys put, by what became of them", io.written_keys);
-  out.counter("spillway_written_bytes_total", "Value bytes of puts sealed and published",
+  out.counter("spillway_written_bytes_total", "Value bytes of puts committed and published",
               static_cast<double>(io.written_bytes));
-  histogram(out, "spillway_put_seconds", "Time from a put to its answer (sealed and published)",
+  histogram(out, "spillway_put_seconds", "Time from a put to its answer (committed and published)",
             io.put_latency);
 }
 

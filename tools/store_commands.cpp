@@ -153,7 +153,8 @@ int run_inspect(const node_config& config, bool verify) {
   std::cout << "buckets " << r.buckets << "\nrecords " << r.records << "\nkeys " << r.keys
             << "\nfile bytes " << r.file_bytes << "\nlive bytes " << r.live_bytes
             << "\ngarbage bytes " << r.garbage_bytes << "\n";
-  for (const auto& f : r.unsealed) std::cout << "unsealed " << f << " (recovery removes it)\n";
+  for (const auto& f : r.unsealed) std::cout << "unsealed " << f
+                                              << " (recovery seals its whole records)\n";
   for (const auto& d : r.damaged) std::cout << "damaged " << d << "\n";
   for (const auto& u : r.unreadable) std::cout << "unreadable " << u << " (left in place)\n";
   for (const auto& b : r.bad_records)

@@ -1,6 +1,6 @@
 // The bucket store's protocols: the writer (puts), the catalog (where each key lives)
-// and the bucket actors (one per bucket file, sealed or still being written). Sizes are bytes, offsets are from the
-// start of a bucket file. Layout of the files themselves: runtime/storage/bucket_format.hpp.
+// and the bucket actors (one per bucket file, sealed or still being written). Sizes are
+// bytes, offsets are from the start of a bucket file. Layout of the files themselves: runtime/storage/bucket_format.hpp.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,8 @@ constexpr std::size_t value_size = 1887436;  // a 1.8 MiB KV page
 
 std::size_t files_with(const std::filesystem::path& dir, const std::string& suffix) {
   std::size_t n = 0;
-  for (const auto& e : std::filesystem::directory_iterator{dir}) n += e.path().extension() == suffix;
+  for (const auto& e : std::filesystem::directory_iterator{dir})
+    n += e.path().extension() == suffix;
   return n;
 }
 
@@ -78,7 +79,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "a key committed to the open bucket reads through the page cache after its seal") {
+                  "a key of the open bucket reads through the page cache after its seal") {
   test::temp_dir dir;
   auto config = test::private_node(dir.path());
   config.read.readers = 1;

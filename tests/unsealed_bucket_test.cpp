@@ -71,7 +71,7 @@ TEST_CASE("an unsealed bucket's committed records are sealed at start") {
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "a torn last record of an unsealed bucket is cut and the records before it kept") {
+                  "a torn last record of an unsealed bucket is cut, the records before kept") {
   test::temp_dir dir;
   const auto tmp = committed_tmp(dir.path());
   // The third record lost its last pages, as a crash during its write leaves it.

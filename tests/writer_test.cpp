@@ -107,6 +107,43 @@ TEST_CASE_FIXTURE(writer_fixture, "puts queued behind each other are committed b
   CHECK(file_exists(".bucket"));
 }
 
+TEST_CASE_FIXTURE(test::det_fixture, "eviction never takes the open bucket") {
+  test::temp_dir dir;
+  constexpr std::uint64_t mib = 1 << 20;
+  // Room for two buckets of 10 MiB beside the 1 MiB kept for the one being written.
+  auto catalog = spawn_catalog(system, {dir.path(), 21 * mib, 1 * mib, false, false}, {});
+  auto send = [&](auto atom, std::uint64_t sequence, const std::string& suffix) {
+    const auto id = make_bucket_id(1, sequence);
+    const auto name = suffix == ".tmp" ? bucket_tmp_name(id) : bucket_file_name(id);
+    auto handle = self->request(
+      catalog, caf::infinite, atom,
+      bucket_records{id, (dir.path() / name).string(), 10 * mib,
+                     {{"key-" + std::to_string(sequence), 100, 4096, 0}}});
+    sched.run();
+    handle.receive([](caf::ok_atom) {}, [](caf::error& err) { FAIL(to_string(err)); });
+  };
+  send(commit_atom_v, 1, ".tmp");  // the oldest, and still open
+  send(caf::publish_atom_v, 2, ".bucket");
+  send(caf::publish_atom_v, 3, ".bucket");  // over the quota: one bucket must go
+  auto handle = self->request(catalog, caf::infinite, stats_atom_v);
+  sched.run();
+  handle.receive(
+    [](catalog_stats& s) {
+      CHECK(s.evicted_buckets == 1);
+      CHECK(s.open_buckets == 1);
+      CHECK(s.buckets == 1);
+    },
+    [](caf::error& err) { FAIL(to_string(err)); });
+  auto present = self->request(catalog, caf::infinite, exists_atom_v,
+                               std::vector<std::string>{"key-1", "key-2", "key-3"});
+  sched.run();
+  present.receive(
+    [](std::vector<std::uint8_t>& p) { CHECK(p == std::vector<std::uint8_t>{1, 0, 1}); },
+    [](caf::error& err) { FAIL(to_string(err)); });
+  caf::anon_send_exit(catalog, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
 }  // TEST_SUITE
 }  // namespace
 }  // namespace spillway

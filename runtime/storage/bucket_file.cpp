@@ -79,13 +79,15 @@ bucket_problem read_bucket_index(const std::filesystem::path& path, bucket_index
   std::vector<std::byte> page(page_size);
   if (auto e = read_bucket_bytes(file.get(), 0, page.data(), page_size); !e.empty()) return e;
   if (auto e = decode_header(page, out.header); !e.empty()) return damaged(e);
-  if (auto e = read_bucket_bytes(file.get(), out.file_size - page_size, page.data(), page_size); !e.empty())
+  const auto footer_at = out.file_size - page_size;
+  if (auto e = read_bucket_bytes(file.get(), footer_at, page.data(), page_size); !e.empty())
     return e;
   if (auto e = decode_footer(page, out.footer); !e.empty()) return damaged(e);
   if (auto e = check_index_extent(out.footer, out.file_size); !e.empty()) return damaged(e);
 
   std::vector<std::byte> index(out.footer.index_size);
-  if (auto e = read_bucket_bytes(file.get(), out.footer.index_offset, index.data(), index.size()); !e.empty())
+  if (auto e = read_bucket_bytes(file.get(), out.footer.index_offset, index.data(), index.size());
+      !e.empty())
     return e;
   return damaged(decode_index(index, out.footer, out.entries));
 }

@@ -25,10 +25,11 @@ struct writer_fixture : test::det_fixture {
   meter_actor meter = spawn_meter(system);
   writer_actor writer;
 
-  writer_fixture() {
+  // seal_after_ms 0: sealed only by limits, flush and exit.
+  explicit writer_fixture(std::uint64_t seal_after_ms = 0) {
     writer_options options;
     options.dir = dir.path();
-    options.seal_after_ms = 0;  // sealed only by limits, flush and exit: never in these tests
+    options.seal_after_ms = seal_after_ms;
     writer = spawn_writer(system, options, catalog, meter, false);
     sched.run();
   }
@@ -47,6 +48,17 @@ struct writer_fixture : test::det_fixture {
     handle.receive([&](catalog_stats& got) { s = got; },
                    [&](caf::error& err) { FAIL("stats: " << to_string(err)); });
     return s;
+  }
+
+  put_reply put(const std::string& key) {
+    auto handle = self->request(writer, caf::infinite, caf::put_atom_v,
+                                std::vector<std::string>{key},
+                                std::vector<std::string>{std::string(5000, 'v')});
+    sched.run();
+    put_reply reply;
+    handle.receive([&](put_reply& r) { reply = std::move(r); },
+                   [](caf::error& err) { FAIL("put: " << to_string(err)); });
+    return reply;
   }
 
   bool file_exists(const std::string& suffix) const {
@@ -83,12 +95,7 @@ TEST_CASE_FIXTURE(writer_fixture, "puts queued behind each other are committed b
   CHECK_FALSE(file_exists(".bucket"));
 
   // One more put later is a group of its own, in the same open bucket.
-  auto last = self->request(writer, caf::infinite, caf::put_atom_v,
-                            std::vector<std::string>{"key-late"},
-                            std::vector<std::string>{std::string(5000, 'z')});
-  sched.run();
-  last.receive([](put_reply& r) { CHECK(r.keys.at(0).ok()); },
-               [](caf::error& err) { FAIL("put: " << to_string(err)); });
+  CHECK(put("key-late").keys.at(0).ok());
   s = stats();
   CHECK(s.commits == 2);
   CHECK(s.open_buckets == 1);
@@ -105,6 +112,23 @@ TEST_CASE_FIXTURE(writer_fixture, "puts queued behind each other are committed b
   CHECK(s.garbage_bytes == 0);
   CHECK_FALSE(file_exists(".tmp"));
   CHECK(file_exists(".bucket"));
+}
+
+struct sealed_after_50ms : writer_fixture {
+  sealed_after_50ms() : writer_fixture(50) {}
+};
+
+TEST_CASE_FIXTURE(sealed_after_50ms, "seal_after_ms seals a partly full bucket without a flush") {
+  CHECK(put("lonely").keys.at(0).ok());  // answered at its commit ...
+  CHECK(stats().open_buckets == 1);
+  sched.advance_time(std::chrono::milliseconds{50});  // ... sealed by the writer's own timer
+  sched.run();
+  const auto s = stats();
+  CHECK(s.open_buckets == 0);
+  CHECK(s.buckets == 1);
+  CHECK(s.keys == 1);
+  CHECK(file_exists(".bucket"));
+  CHECK_FALSE(file_exists(".tmp"));
 }
 
 TEST_CASE_FIXTURE(test::det_fixture, "eviction never takes the open bucket") {

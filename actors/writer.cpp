@@ -1,6 +1,18 @@
 // State chart:  idle --put--> open --limit | flush | tick | exit--> sealing --> idle
+//               open --commit--> open: the records appended since the last commit are
+//                 written and fdatasynced (the first commit of a bucket also syncs the
+//                 directory), then published to the catalog as part of the open bucket;
+//                 their puts are answered when the catalog has them.
 //               sealing: seal, then publish to the catalog; the puts whose keys were
-//               in the bucket are answered when the catalog has them (or the seal failed).
+//                 in the bucket and not yet committed are answered when the catalog has
+//                 them (or the seal failed).
+// Group commit: a put that finds no commit pending sends one to the writer itself. The
+// mailbox is FIFO, so every put already queued is appended before that commit runs,
+// and one write plus one fdatasync answers them all; puts that arrive during the sync
+// wait for the next commit. The bucket still fills and seals as before, so a trickle of
+// puts does not make a trickle of tiny buckets.
+// A failed write or sync fails the keys not yet committed; the committed ones, already
+// answered, are sealed on their own (bucket_writer::rewind_to_commit).
 #include "actors/writer.hpp"
 
 #include <cerrno>
@@ -75,24 +87,30 @@ struct writer_state {
   meter_actor meter;
   std::unique_ptr<bucket_writer> file;
   std::uint64_t next_sequence = 1;
-  std::vector<member> open_members;  // keys in the open bucket
+  std::vector<member> open_members;  // keys in the open bucket, not yet committed
+  std::size_t published = 0;  // records of the open bucket its commits have published
+  bool commit_pending = false;
   static inline const char* name = "writer";
 };
 
 using writer_pointer = writer_actor::stateful_pointer<writer_state>;
 
 // Seals the open bucket; on failure its keys are answered with the error.
-std::optional<sealed_bucket> seal_file(writer_pointer self, std::vector<member>& members) {
+// The records to publish are those no commit published.
+std::optional<bucket_records> seal_file(writer_pointer self, std::vector<member>& members) {
   auto& st = self->state;
   bucket_index sealed;
+  const auto published = std::exchange(st.published, 0);
   if (auto failed = st.file->seal(sealed)) {
     spdlog::error("writer: {}; {} keys not stored", failed->what, members.size());
     settle_all(members, status_of(*failed));
     return std::nullopt;
   }
   const auto id = sealed.header.bucket_id;
-  return sealed_bucket{id, (st.options.dir / bucket_file_name(id)).string(), sealed.file_size,
-                       std::move(sealed.entries), sealed.header.format_version};
+  sealed.entries.erase(sealed.entries.begin(),
+                       sealed.entries.begin() + static_cast<std::ptrdiff_t>(published));
+  return bucket_records{id, (st.options.dir / bucket_file_name(id)).string(), sealed.file_size,
+                        std::move(sealed.entries), sealed.header.format_version};
 }
 
 // Seals the open bucket and publishes it; `then` runs once the catalog has it (or
@@ -114,6 +132,38 @@ void seal_and_publish(writer_pointer self, Then then) {
         settle_all(members, {key_error::unavailable, 0});  // the catalog is gone
         then();
       });
+}
+
+// A write or sync of the open bucket failed: the keys not yet committed fail with it;
+// the committed ones were answered ok, so their records are sealed on their own.
+void fail_open_bucket(writer_pointer self, const io_failure& failed) {
+  auto& st = self->state;
+  spdlog::error("writer: {}", failed.what);
+  settle_all(st.open_members, status_of(failed));
+  if (st.file->rewind_to_commit()) seal_and_publish(self, [] {});
+  else st.file->abandon();
+  st.published = 0;
+}
+
+// Makes the keys appended since the last commit durable, then publishes them to the
+// catalog with the open bucket; they are answered once it has them.
+void commit(writer_pointer self) {
+  auto& st = self->state;
+  st.commit_pending = false;
+  if (!st.file->is_open() || st.open_members.empty()) return;
+  if (auto failed = st.file->commit()) return fail_open_bucket(self, *failed);
+  auto members = std::exchange(st.open_members, {});
+  const auto committed = st.file->committed();
+  bucket_records records{st.file->bucket_id(), st.file->tmp_path().string(),
+                         st.file->committed_size(),
+                         {committed.begin() + static_cast<std::ptrdiff_t>(st.published),
+                          committed.end()}};
+  st.published = committed.size();
+  self->request(st.catalog, caf::infinite, commit_atom_v, std::move(records))
+    .then([members](caf::ok_atom) mutable { settle_all(members, {}); },
+          [members](caf::error&) mutable {
+            settle_all(members, {key_error::unavailable, 0});  // the catalog is gone
+          });
 }
 
 // Opens a bucket when none is open; seals first when the record would overflow it.
@@ -149,15 +199,11 @@ void append(writer_pointer self, const std::shared_ptr<pending_put>& put, std::u
   std::optional<io_failure> failed =
     make_room(self, bf::record_size(bf::version, key.size(), value.size()));
   if (!failed) failed = st.file->append(key, bytes);
-  if (!failed) {
-    st.open_members.push_back({put, i});
-  } else {
-    spdlog::error("writer: {}", failed->what);
-    st.file->abandon();
-    settle_all(st.open_members, status_of(*failed));
+  if (failed) {
     put->settle(i, status_of(*failed));
-    return;
+    return fail_open_bucket(self, *failed);
   }
+  st.open_members.push_back({put, i});
   if (st.file->record_count() >= st.options.bucket_keys_limit) seal_and_publish(self, [] {});
 }
 
@@ -201,6 +247,11 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
         else append(self, put, i, keys[i], values[i]);
       }
       put->release();
+      auto& st = self->state;
+      if (!st.commit_pending && !st.open_members.empty()) {
+        st.commit_pending = true;
+        self->send(self, commit_atom_v);
+      }
       return put->promise;
     },
     [self](caf::flush_atom) -> caf::result<caf::ok_atom> {
@@ -213,13 +264,16 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
       auto& file = *self->state.file;
       if (file.is_open() && file.bucket_id() == bucket_id) seal_and_publish(self, [] {});
     },
+    [self](commit_atom) { commit(self); },
   };
 }
 
 }  // namespace
 
 writer_actor spawn_writer(caf::actor_system& system, writer_options options,
-                          catalog_actor catalog, meter_actor meter) {
+                          catalog_actor catalog, meter_actor meter, bool own_thread) {
+  if (!own_thread) return system.spawn(writer, std::move(options), std::move(catalog),
+                                       std::move(meter));
   return system.spawn<caf::detached>(writer, std::move(options), std::move(catalog),
                                      std::move(meter));
 }

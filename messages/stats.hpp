@@ -51,8 +51,10 @@ typename Inspector::result_type inspect(Inspector& f, node_stats& x) {
 struct catalog_stats {
   std::uint64_t keys = 0;
   std::uint64_t live_bytes = 0;      // value bytes of the keys
-  std::uint64_t buckets = 0;
-  std::uint64_t file_bytes = 0;      // bucket files on disk, all pages
+  std::uint64_t buckets = 0;         // sealed
+  std::uint64_t open_buckets = 0;    // being written, their committed records served from .tmp
+  std::uint64_t commits = 0;         // groups of puts made durable and published before a seal
+  std::uint64_t file_bytes = 0;      // bucket files on disk, all pages (an open one's committed)
   std::uint64_t garbage_bytes = 0;   // value bytes of records since overwritten or removed
   std::uint64_t quota_bytes = 0;     // storage.max_total_size, resolved
   std::uint64_t evicted_buckets = 0;
@@ -63,7 +65,8 @@ struct catalog_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
-  return f(x.keys, x.live_bytes, x.buckets, x.file_bytes, x.garbage_bytes, x.quota_bytes,
+  return f(x.keys, x.live_bytes, x.buckets, x.open_buckets, x.commits, x.file_bytes,
+           x.garbage_bytes, x.quota_bytes,
            x.evicted_buckets, x.evicted_keys, x.reads_buffered, x.o_direct_refusals);
 }
 

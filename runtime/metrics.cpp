@@ -122,6 +122,12 @@ void store_metrics(exposition& out, const catalog_stats& s) {
   out.gauge("spillway_store_keys", "Keys stored", s.keys);
   out.gauge("spillway_store_live_bytes", "Value bytes of the keys stored", s.live_bytes);
   out.gauge("spillway_store_buckets", "Sealed bucket files", s.buckets);
+  out.gauge("spillway_store_open_buckets",
+            "Buckets being written, their committed records served from the .tmp file",
+            s.open_buckets);
+  out.counter("spillway_store_commits_total",
+              "Groups of puts made durable (one fdatasync) and published before their seal",
+              s.commits);
   out.gauge("spillway_store_file_bytes", "Bytes of the bucket files on disk", s.file_bytes);
   out.gauge("spillway_store_garbage_bytes",
             "Value bytes overwritten or removed, not yet evicted", s.garbage_bytes);
@@ -179,9 +185,9 @@ void io_metrics(exposition& out, const io_stats& io) {
   histogram(out, "spillway_get_batch_seconds", "Time from a batch get to its answer",
             io.get_latency);
   by_status("spillway_written_keys_total", "Keys put, by what became of them", io.written_keys);
-  out.counter("spillway_written_bytes_total", "Value bytes of puts sealed and published",
+  out.counter("spillway_written_bytes_total", "Value bytes of puts committed and published",
               static_cast<double>(io.written_bytes));
-  histogram(out, "spillway_put_seconds", "Time from a put to its answer (sealed and published)",
+  histogram(out, "spillway_put_seconds", "Time from a put to its answer (committed and published)",
             io.put_latency);
 }
 

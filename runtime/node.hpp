@@ -87,7 +87,8 @@ public:
   std::uint16_t metrics_port() const;
 
   // Stores values[i] under keys[i]. The result has one status per key, ready once
-  // each key is in a sealed, synced and published bucket, or has failed. The vectors
+  // each key is durable (written and fdatasynced with the puts queued beside it: group
+  // commit) and readable, or has failed; its bucket seals later. The vectors
   // move into the writer's mailbox; each value is then copied once, into staging.
   // Throws std::invalid_argument when the vectors differ in length.
   std::future<std::vector<key_status>> put(std::vector<std::string> keys,

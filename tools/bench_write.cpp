@@ -1,7 +1,9 @@
 // `spillway bench write`: puts of generated values into the real disk through the
-// normal put path (writer, staging, io_uring, O_DIRECT, seal, fsync, publish),
+// normal put path (writer, staging, io_uring, O_DIRECT, commit, seal, fsync, publish),
 // against fio writing the same number of bytes sequentially with O_DIRECT, the runs
-// interleaved A B A B; medians and the median of the pairwise ratios.
+// interleaved A B A B; medians and the median of the pairwise ratios. Then the latency
+// of a put of one value, from put() to its answer, with one put in flight and with four.
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -36,14 +38,20 @@ dataset make_dataset(std::uint64_t object_size, std::uint64_t total) {
   return d;
 }
 
-// One run of the put path into a fresh data dir; GB/s of value bytes.
-double spillway_run(const dataset& data, const std::filesystem::path& dir) {
+// A node on the defaults in a fresh data dir.
+node_config bench_config(const std::filesystem::path& dir) {
   std::filesystem::remove_all(dir);
   auto config = load_config_text("", "bench");
   config.storage.data_dir = dir.string();
   config.node.listen = "";
   config.node.log_level = "warn";
   config.storage.max_total_size = 1ull << 40;
+  return config;
+}
+
+// One run of the put path into a fresh data dir; GB/s of value bytes.
+double spillway_run(const dataset& data, const std::filesystem::path& dir) {
+  const auto config = bench_config(dir);
   const std::size_t per_put = std::max<std::size_t>(1, (64u << 20) / data.values[0].size());
   std::vector<std::vector<std::string>> keys, values;  // the batches, copied untimed
   for (std::size_t at = 0; at < data.keys.size(); at += per_put) {
@@ -66,6 +74,36 @@ double spillway_run(const dataset& data, const std::filesystem::path& dir) {
   store.stop();
   std::filesystem::remove_all(dir);
   return bytes / seconds / 1e9;
+}
+
+constexpr std::size_t latency_puts = 64;
+constexpr std::array<unsigned, 2> latency_in_flight{1, 4};
+
+// Each put's time, in ms, from put() to its answer, `in_flight` puts of one value each
+// kept going; the defaults' buckets, so a seal (every 1 s) may fall among them, as it
+// does for a caller.
+std::vector<double> put_latencies(const dataset& data, const std::filesystem::path& dir,
+                                  unsigned in_flight) {
+  const auto count = std::min(latency_puts, data.keys.size());
+  std::vector<std::string> values(data.values.begin(), data.values.begin() + count);
+  std::vector<double> ms;
+  {
+    node store{bench_config(dir)};
+    std::deque<std::pair<bench::stopwatch, std::future<std::vector<key_status>>>> pending;
+    auto settle_oldest = [&] {
+      for (const auto& s : pending.front().second.get())
+        if (!s.ok()) throw std::runtime_error("bench write: a put failed: " + to_string(s));
+      ms.push_back(pending.front().first.seconds() * 1e3);
+      pending.pop_front();
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+      if (pending.size() == in_flight) settle_oldest();
+      pending.emplace_back(bench::stopwatch{}, store.put({data.keys[i]}, {std::move(values[i])}));
+    }
+    while (!pending.empty()) settle_oldest();
+  }
+  std::filesystem::remove_all(dir);
+  return ms;
 }
 
 // fio writing the same bytes sequentially: 4 MiB blocks, 4 in flight (the writer's
@@ -102,7 +140,8 @@ int run_bench_write(const bench_write_options& options) {
   if (options.fio && !fio) std::fprintf(stderr, "fio is not installed: no limit column\n");
   const bool hugepages = fio && hugepages_for_fio();
   if (fio) std::printf("fio buffers: %s\n", hugepages ? "hugepage" : "plain (no hugetlb pool)");
-  std::printf("%12s %12s %12s %12s\n", "object_size", "spillway", "fio", "spillway/fio");
+  std::printf("%12s %12s %12s %12s %19s %19s\n", "object_size", "spillway", "fio",
+              "spillway/fio", "put ms p50/p99 N=1", "N=4");
   std::string json = "{\"runs\": " + std::to_string(options.runs) + ", \"fio_buffers\": " +
                      (!fio ? "null" : hugepages ? "\"hugepage\"" : "\"plain\"") +
                      ", \"results\": [";
@@ -120,13 +159,24 @@ int run_bench_write(const bench_write_options& options) {
       shown.advance(1, bytes);
     }
     shown.finish();
-    std::printf("%12llu %7.2f GB/s %7.2f GB/s %12.2f\n", static_cast<unsigned long long>(size),
+    std::printf("%12llu %7.2f GB/s %7.2f GB/s %12.2f", static_cast<unsigned long long>(size),
                 bench::median(ours), bench::median(limit), bench::median(ratios));
     if (json.back() == '}') json += ", ";
     json += "{\"object_size\": " + std::to_string(size) +
             ", \"spillway_gbps\": " + std::to_string(bench::median(ours)) +
             ", \"fio_gbps\": " + std::to_string(bench::median(limit)) +
-            ", \"spillway_over_fio\": " + std::to_string(bench::median(ratios)) + "}";
+            ", \"spillway_over_fio\": " + std::to_string(bench::median(ratios)) +
+            ", \"put_latency_ms\": {";
+    for (const auto n : latency_in_flight) {
+      const auto ms = put_latencies(data, options.dir / "spillway", n);
+      const auto p50 = bench::percentile(ms, 0.5), p99 = bench::percentile(ms, 0.99);
+      std::printf(" %9.1f/%-9.1f", p50, p99);
+      if (json.back() != '{') json += ", ";
+      json += "\"" + std::to_string(n) + "\": {\"p50\": " + std::to_string(p50) +
+              ", \"p99\": " + std::to_string(p99) + "}";
+    }
+    std::printf("\n");
+    json += "}}";
   }
   if (!options.json.empty()) std::ofstream{options.json} << json << "]}\n";
   return 0;

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
 namespace {
@@ -66,12 +67,6 @@ io_failure failure(int err, const char* op, const std::filesystem::path& path) {
   return {err, std::string{op} + " " + path.string() + ": " + std::strerror(err)};
 }
 
-// 0, or the errno of opening or syncing `dir`.
-int fsync_dir(const std::filesystem::path& dir) {
-  const unique_fd fd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  return !fd || ::fsync(fd.get()) != 0 ? errno : 0;
-}
-
 }  // namespace
 
 struct bucket_writer::state {
@@ -88,6 +83,8 @@ struct bucket_writer::state {
   std::uint64_t size = 0;
   std::vector<bf::index_entry> entries;
   std::optional<io_failure> failed;  // the first failed write of the open bucket
+  std::size_t committed_records = 0;  // entries[0, this) are durable in the .tmp
+  std::uint64_t committed_bytes = 0;  // where they end
 
   slot& cur() { return slots[current]; }
 
@@ -165,14 +162,19 @@ struct bucket_writer::state {
     return at;
   }
 
-  // Writes the staged slot, then `n` bytes from `large`, at the file's end.
-  void write_large(std::size_t n) {
+  // Submits the staged slot and waits for every write in flight.
+  void write_staged() {
     if (cur().used != 0) submit(current);
     wait_all();
     if (cur().used != 0) {
       current = (current + 1) % slot_count;
       cur().used = 0;
     }
+  }
+
+  // Writes the staged slot, then `n` bytes from `large`, at the file's end.
+  void write_large(std::size_t n) {
+    write_staged();
     write_now(large.data, n, size);
     size += n;
     if (large.size > large_kept_max) large.release();
@@ -195,11 +197,15 @@ struct bucket_writer::state {
     return fd ? 0 : errno;
   }
 
+  // Committed records were acknowledged: their .tmp stays for recovery to complete.
   void close_and_remove() {
     if (!fd) return;
     if (ring_ok) wait_all();
     fd.reset();
-    ::unlink(tmp_path.c_str());
+    if (committed_records == 0) ::unlink(tmp_path.c_str());
+    else
+      spdlog::error("writer: kept {} for recovery at the next start: {} records in it were "
+                    "committed and acknowledged", tmp_path.string(), committed_records);
     entries.clear();
     failed.reset();
   }
@@ -231,6 +237,8 @@ std::optional<io_failure> bucket_writer::open(std::uint64_t bucket_id) {
   s_->size = 0;
   s_->current = 0;
   s_->cur().used = 0;
+  s_->committed_records = 0;
+  s_->committed_bytes = 0;
   const auto created = std::chrono::system_clock::now().time_since_epoch();
   s_->header = {s_->opts.node_id, bucket_id,
                 static_cast<std::uint64_t>(
@@ -258,21 +266,21 @@ std::optional<io_failure> bucket_writer::append(std::string_view key,
 }
 
 std::optional<io_failure> bucket_writer::state::finish(bucket_index& sealed) {
-  bf::footer footer;
-  footer.index_offset = size;
-  footer.index_size = bf::index_size(entries);
-  footer.record_count = entries.size();
-  const auto index_pages = bf::align_up(footer.index_size);
-  large.reserve(index_pages + bf::page_size);
-  footer.index_crc = bf::encode_index(entries, {large.data, index_pages});
-  bf::encode_footer(footer, {large.data + index_pages, bf::page_size});
-  write_large(index_pages + bf::page_size);
+  const auto tail = bf::tail_size(entries);
+  large.reserve(tail);
+  const auto footer = bf::encode_tail(entries, size, {large.data, tail});
+  write_large(tail);
   if (failed) return failed;
+  // Records staged after the last commit and then rewound may lie past the footer.
+  if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0)
+    return failure(errno, "truncate", tmp_path);
   if (::fdatasync(fd.get()) != 0) return failure(errno, "fdatasync", tmp_path);
   const auto path = opts.dir / bucket_file_name(id);
   if (::rename(tmp_path.c_str(), path.c_str()) != 0) return failure(errno, "rename", tmp_path);
   if (const int err = fsync_dir(opts.dir); err != 0) {
-    ::unlink(path.c_str());  // not durable under its name: it must not be published
+    // Not durable under its name: it must not be published. Acknowledged records keep
+    // it, for recovery at the next start.
+    if (committed_records == 0) ::unlink(path.c_str());
     return failure(err, "fsync directory", opts.dir);
   }
   sealed.header = header;
@@ -280,6 +288,31 @@ std::optional<io_failure> bucket_writer::state::finish(bucket_index& sealed) {
   sealed.entries = std::move(entries);
   sealed.file_size = size;
   return std::nullopt;
+}
+
+std::optional<io_failure> bucket_writer::commit() {
+  assert(is_open());
+  auto& s = *s_;
+  s.write_staged();
+  if (s.failed) return s.failed;
+  if (::fdatasync(s.fd.get()) != 0) return s.failed = failure(errno, "fdatasync", s.tmp_path);
+  if (s.committed_records == 0)
+    if (const int err = fsync_dir(s.opts.dir); err != 0)
+      return s.failed = failure(err, "fsync directory", s.opts.dir);
+  s.committed_records = s.entries.size();
+  s.committed_bytes = s.size;
+  return std::nullopt;
+}
+
+bool bucket_writer::rewind_to_commit() {
+  auto& s = *s_;
+  if (!is_open() || s.committed_records == 0) return false;
+  if (s.ring_ok) s.wait_all();
+  s.entries.resize(s.committed_records);
+  s.size = s.committed_bytes;
+  s.cur().used = 0;  // staged, never submitted: dropped
+  s.failed.reset();
+  return true;
 }
 
 std::optional<io_failure> bucket_writer::seal(bucket_index& sealed) {
@@ -299,5 +332,10 @@ bool bucket_writer::is_open() const { return static_cast<bool>(s_->fd); }
 std::uint64_t bucket_writer::bucket_id() const { return s_->id; }
 std::uint64_t bucket_writer::file_size() const { return s_->size; }
 std::size_t bucket_writer::record_count() const { return s_->entries.size(); }
+std::span<const bf::index_entry> bucket_writer::committed() const {
+  return {s_->entries.data(), s_->committed_records};
+}
+std::uint64_t bucket_writer::committed_size() const { return s_->committed_bytes; }
+std::filesystem::path bucket_writer::tmp_path() const { return s_->tmp_path; }
 
 }  // namespace spillway

@@ -4,6 +4,8 @@
 // where io_uring is unusable. Sealing writes the index and footer, fdatasyncs,
 // renames <id>.tmp to <id>.bucket and fsyncs the directory: only then does the file
 // exist under its real name, so a crash leaves either a whole bucket or a .tmp.
+// Before that, commit() makes the records staged so far durable in the .tmp (group
+// commit): a crash then leaves a .tmp whose committed records recovery keeps.
 #pragma once
 
 #include <cstddef>
@@ -46,17 +48,31 @@ public:
   // fit the format (bucket_format::max_key_size, max_value_size).
   std::optional<io_failure> append(std::string_view key, std::span<const std::byte> value);
 
+  // Writes out the records staged so far and fdatasyncs them; the first commit of a
+  // bucket also fsyncs the directory, so the .tmp's name is durable with them.
+  std::optional<io_failure> commit();
+
   // Writes everything out, syncs and renames; on success `sealed` describes the file.
-  // On failure the tmp file is gone. Either way no bucket is open afterwards.
+  // On failure the tmp file is gone unless it holds committed records (recovery
+  // completes it at the next start). Either way no bucket is open afterwards.
   std::optional<io_failure> seal(bucket_index& sealed);
 
-  // Drops the open bucket: waits for its writes, removes its tmp file.
+  // After a failed write: forgets the records staged since the last commit, so that
+  // seal() completes the bucket from its committed ones. False when none was committed.
+  bool rewind_to_commit();
+
+  // Drops the open bucket: waits for its writes, removes its tmp file unless it holds
+  // committed records.
   void abandon();
 
   bool is_open() const;
   std::uint64_t bucket_id() const;
   std::uint64_t file_size() const;  // header and records staged so far
   std::size_t record_count() const;
+  // The records committed so far, in file order; committed_size() is where they end.
+  std::span<const bucket_format::index_entry> committed() const;
+  std::uint64_t committed_size() const;
+  std::filesystem::path tmp_path() const;
 
 private:
   struct state;

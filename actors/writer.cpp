@@ -39,6 +39,7 @@ struct pending_put {
   meter_actor meter;
   std::chrono::steady_clock::time_point asked = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> sizes;  // of the values, for the bytes stored
+  std::uint64_t in_place = 0, copied = 0;  // value bytes written from caller memory, copied
 
   void settle(std::uint32_t key, key_status status) {
     reply.keys[key] = status;
@@ -56,7 +57,7 @@ struct pending_put {
     const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - asked);
     io_report r{true, std::vector<std::uint32_t>(key_error_count), 0,
-                static_cast<std::uint64_t>(took.count())};
+                static_cast<std::uint64_t>(took.count()), in_place, copied};
     for (std::size_t k = 0; k < reply.keys.size(); ++k) {
       ++r.keys[static_cast<std::size_t>(reply.keys[k].error)];
       if (reply.keys[k].ok()) r.bytes += sizes[k];
@@ -136,13 +137,16 @@ void seal_and_publish(writer_pointer self, Then then) {
 
 // A write or sync of the open bucket failed: the keys not yet committed fail with it;
 // the committed ones were answered ok, so their records are sealed on their own.
+// Their puts are answered after the file's writes are done: a caller's memory is the
+// caller's again once its put is answered.
 void fail_open_bucket(writer_pointer self, const io_failure& failed) {
   auto& st = self->state;
   spdlog::error("writer: {}", failed.what);
-  settle_all(st.open_members, status_of(failed));
+  auto members = std::exchange(st.open_members, {});
   if (st.file->rewind_to_commit()) seal_and_publish(self, [] {});
   else st.file->abandon();
   st.published = 0;
+  settle_all(members, status_of(failed));
 }
 
 // Makes the keys appended since the last commit durable, then publishes them to the
@@ -182,7 +186,7 @@ std::optional<io_failure> make_room(writer_pointer self, std::uint64_t record_by
   return std::nullopt;
 }
 
-key_status check_sizes(const std::string& key, const std::string& value) {
+key_status check_sizes(const std::string& key, std::span<const std::byte> value) {
   if (key.empty()) return {key_error::bad_key, 0};
   if (key.size() > bf::max_key_size || value.size() > bf::max_value_size)
     return {key_error::too_large, 0};
@@ -191,20 +195,52 @@ key_status check_sizes(const std::string& key, const std::string& value) {
 
 // Appends one key; on a write failure the whole open bucket fails with it.
 void append(writer_pointer self, const std::shared_ptr<pending_put>& put, std::uint32_t i,
-            const std::string& key, const std::string& value) {
+            const std::string& key, std::span<const std::byte> value, bool caller_keeps) {
   auto& st = self->state;
-  const std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(value.data()),
-                                         value.size()};
   put->waiting += 1;
   std::optional<io_failure> failed =
     make_room(self, bf::record_size(bf::version, key.size(), value.size()));
-  if (!failed) failed = st.file->append(key, bytes);
+  if (!failed) {
+    const auto in_place = caller_keeps ? st.file->in_place_bytes(value) : 0;
+    put->in_place += in_place;
+    put->copied += value.size() - in_place;
+    failed = st.file->append(key, value, caller_keeps);
+  }
   if (failed) {
     put->settle(i, status_of(*failed));
     return fail_open_bucket(self, *failed);
   }
   st.open_members.push_back({put, i});
   if (st.file->record_count() >= st.options.bucket_keys_limit) seal_and_publish(self, [] {});
+}
+
+// Takes a put: value_of(i) is the value of keys[i], kept by the caller until the put is
+// answered when `caller_keeps`, else gone when this returns.
+template <class ValueOf>
+caf::result<put_reply> accept(writer_pointer self, const std::vector<std::string>& keys,
+                              std::size_t values, ValueOf value_of, bool caller_keeps) {
+  if (keys.size() != values)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "put: " + std::to_string(keys.size()) + " keys but " +
+                             std::to_string(values) + " values");
+  auto put = std::make_shared<pending_put>();
+  put->promise = self->make_response_promise<put_reply>();
+  put->reply.keys.resize(keys.size());
+  put->meter = self->state.meter;
+  put->waiting = 1;  // held until every key is handed on, so no early answer
+  for (std::uint32_t i = 0; i < keys.size(); ++i) {
+    const std::span<const std::byte> value = value_of(i);
+    put->sizes.push_back(value.size());
+    if (auto bad = check_sizes(keys[i], value); !bad.ok()) put->reply.keys[i] = bad;
+    else append(self, put, i, keys[i], value, caller_keeps);
+  }
+  put->release();
+  auto& st = self->state;
+  if (!st.commit_pending && !st.open_members.empty()) {
+    st.commit_pending = true;
+    self->send(self, commit_atom_v);
+  }
+  return put->promise;
 }
 
 writer_actor::behavior_type writer(writer_pointer self, writer_options options,
@@ -231,28 +267,24 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
   });
   return {
     [self](caf::put_atom, const std::vector<std::string>& keys,
-           const std::vector<std::string>& values) -> caf::result<put_reply> {
-      if (keys.size() != values.size())
-        return caf::make_error(caf::sec::invalid_argument,
-                               "put: " + std::to_string(keys.size()) + " keys but " +
-                                 std::to_string(values.size()) + " values");
-      auto put = std::make_shared<pending_put>();
-      put->promise = self->make_response_promise<put_reply>();
-      put->reply.keys.resize(keys.size());
-      put->meter = self->state.meter;
-      for (const auto& v : values) put->sizes.push_back(v.size());
-      put->waiting = 1;  // held until every key is handed on, so no early answer
-      for (std::uint32_t i = 0; i < keys.size(); ++i) {
-        if (auto bad = check_sizes(keys[i], values[i]); !bad.ok()) put->reply.keys[i] = bad;
-        else append(self, put, i, keys[i], values[i]);
-      }
-      put->release();
-      auto& st = self->state;
-      if (!st.commit_pending && !st.open_members.empty()) {
-        st.commit_pending = true;
-        self->send(self, commit_atom_v);
-      }
-      return put->promise;
+           const std::vector<std::string>& values) {
+      return accept(
+        self, keys, values.size(),
+        [&values](std::size_t i) { return std::as_bytes(std::span{values[i]}); }, false);
+    },
+    [self](caf::put_atom, const std::vector<std::string>& keys, const caller_values& values) {
+      if (values.address.size() != values.size.size())
+        return caf::result<put_reply>{caf::make_error(
+          caf::sec::invalid_argument, "put: caller_values has " +
+                                        std::to_string(values.address.size()) +
+                                        " addresses but " + std::to_string(values.size.size()) +
+                                        " sizes")};
+      return accept(
+        self, keys, values.size.size(),
+        [&values](std::size_t i) {
+          return std::span{reinterpret_cast<const std::byte*>(values.address[i]), values.size[i]};
+        },
+        true);
     },
     [self](caf::flush_atom) -> caf::result<caf::ok_atom> {
       if (!self->state.file->is_open()) return caf::ok_atom_v;

@@ -117,11 +117,15 @@ struct io_report {
   std::vector<std::uint32_t> keys;  // by key_error
   std::uint64_t bytes = 0;          // of the values handed out (get) or stored (put)
   std::uint64_t ns = 0;             // from the request to its answer
+  // Value bytes that went between disk and the caller's memory directly, and those
+  // memcpy'd on the way (into staging, for a put).
+  std::uint64_t in_place_bytes = 0;
+  std::uint64_t copied_bytes = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_report& x) {
-  return f(x.write, x.keys, x.bytes, x.ns);
+  return f(x.write, x.keys, x.bytes, x.ns, x.in_place_bytes, x.copied_bytes);
 }
 
 // What the node did since it started, summed by the meter (actors/meter.cpp).
@@ -132,12 +136,14 @@ struct io_stats {
   std::vector<std::uint64_t> written_keys = std::vector<std::uint64_t>(key_error_count);
   std::uint64_t written_bytes = 0;
   latency_histogram put_latency;
+  std::uint64_t written_in_place_bytes = 0;  // value bytes put straight from caller memory
+  std::uint64_t written_copied_bytes = 0;    // value bytes put through a staging copy
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_stats& x) {
   return f(x.read_keys, x.read_bytes, x.get_latency, x.written_keys, x.written_bytes,
-           x.put_latency);
+           x.put_latency, x.written_in_place_bytes, x.written_copied_bytes);
 }
 
 // What this node's transfers did since it started: each slicer's own account, summed

@@ -31,7 +31,22 @@ typename Inspector::result_type inspect(Inspector& f, put_reply& x) {
   return f(x.keys);
 }
 
-// put(keys, values): values[i] is the value of keys[i].
+// Values that stay in their caller's memory, this process's, until their put is
+// answered: value i is size[i] bytes at address[i]. The writer writes their whole
+// pages from there (runtime/storage/bucket_writer.hpp), so they never leave the process.
+struct caller_values {
+  std::vector<std::uint64_t> address;
+  std::vector<std::uint64_t> size;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, caller_values& x) {
+  return f(x.address, x.size);
+}
+
+// put(keys, values): values[i] is the value of keys[i]; copied into staging, or,
+// given as caller_values, written in place where alignment allows. The writer has
+// finished with caller memory once the put is answered, whatever the answer.
 // flush: seals the open bucket; answered once it is published.
 // tick(bucket id): the writer's own reminder to seal a bucket open too long.
 // commit: the writer's own reminder, queued behind the puts that came before it, to
@@ -39,6 +54,7 @@ typename Inspector::result_type inspect(Inspector& f, put_reply& x) {
 using writer_actor = caf::typed_actor<
   caf::replies_to<caf::put_atom, std::vector<std::string>, std::vector<std::string>>::with<
     put_reply>,
+  caf::replies_to<caf::put_atom, std::vector<std::string>, caller_values>::with<put_reply>,
   caf::replies_to<caf::flush_atom>::with<caf::ok_atom>,
   caf::reacts_to<caf::tick_atom, std::uint64_t>,
   caf::reacts_to<commit_atom>>;

@@ -34,6 +34,7 @@ struct resolve_reply;
 struct values_reply;
 struct exists_reply;
 struct bucket_records;
+struct caller_values;
 struct rdma_qp_info;
 struct segment_descriptor;
 struct transfer_peer_info;
@@ -70,6 +71,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::put_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::pinned_file))
   CAF_ADD_TYPE_ID(spillway, (spillway::bucket_records))
+  CAF_ADD_TYPE_ID(spillway, (spillway::caller_values))
   CAF_ADD_TYPE_ID(spillway, (spillway::resolve_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::catalog_stats))
   CAF_ADD_TYPE_ID(spillway, (std::vector<std::string>))

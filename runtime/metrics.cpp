@@ -189,6 +189,11 @@ void io_metrics(exposition& out, const io_stats& io) {
               static_cast<double>(io.written_bytes));
   histogram(out, "spillway_put_seconds", "Time from a put to its answer (committed and published)",
             io.put_latency);
+  out.family("spillway_written_value_bytes_total", "counter",
+             "Value bytes put, by how they reached the disk: in_place (from caller memory) or "
+             "copied (through staging)");
+  out.sample(static_cast<double>(io.written_in_place_bytes), {{"path", "in_place"}});
+  out.sample(static_cast<double>(io.written_copied_bytes), {{"path", "copied"}});
 }
 
 // A family with one sample per transfer_error, labelled by its name.

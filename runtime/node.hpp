@@ -94,6 +94,15 @@ public:
   std::future<std::vector<key_status>> put(std::vector<std::string> keys,
                                            std::vector<std::string> values);
 
+  // put() from memory the caller keeps as it is until the future is ready, which it
+  // is only once the writer is done with it (there is no deadline). Each value's whole
+  // pages go to disk straight from there when it starts on a 4 KiB boundary and the
+  // filesystem takes O_DIRECT; its last partial page, and values that do not start on a
+  // page, are copied into staging as put() copies (io().written_in_place_bytes and
+  // written_copied_bytes count both). Registering the memory is not needed for this.
+  std::future<std::vector<key_status>> put_from(
+    std::vector<std::string> keys, const std::vector<std::span<const std::byte>>& values);
+
   // Seals the open bucket, with every put() made before it; returns once published.
   void flush();
 

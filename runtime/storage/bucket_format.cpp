@@ -105,19 +105,25 @@ std::string decode_header(const_bytes page, header& out) {
   return {};
 }
 
+std::uint32_t encode_record_head(std::uint64_t bucket_id, std::string_view key,
+                                 const_bytes value, bytes out) {
+  assert(out.size() == record_head_size(key.size()));
+  encode_record_header(bucket_id, key.size(), value.size(), out);
+  put_bytes(out, record_header_size, key.data(), key.size());
+  const std::size_t key_end = record_header_size + key.size();
+  std::memset(out.data() + key_end, 0, out.size() - key_end);
+  const std::uint32_t crc = record_crc(bucket_id, key, value);
+  put(out, record_crc_at, mask_crc(crc));
+  return crc;
+}
+
 std::uint32_t encode_record(std::uint64_t bucket_id, std::string_view key, const_bytes value,
                             bytes out) {
   assert(out.size() == record_size(version, key.size(), value.size()));
   const auto value_at = record_head_size(key.size());
-  encode_record_header(bucket_id, key.size(), value.size(), out);
-  put_bytes(out, record_header_size, key.data(), key.size());
-  const std::size_t key_end = record_header_size + key.size();
-  std::memset(out.data() + key_end, 0, value_at - key_end);
   put_bytes(out, value_at, value.data(), value.size());
   std::memset(out.data() + value_at + value.size(), 0, out.size() - value_at - value.size());
-  const std::uint32_t crc = record_crc(bucket_id, key, value);
-  put(out, record_crc_at, mask_crc(crc));
-  return crc;
+  return encode_record_head(bucket_id, key, value, out.first(value_at));
 }
 
 std::string decode_record_head(std::uint32_t format_version, const_bytes bytes,

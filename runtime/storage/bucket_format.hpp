@@ -153,6 +153,11 @@ void encode_header(const header& h, bytes out);
 // Returns the record's crc (unmasked), which the index repeats.
 std::uint32_t encode_record(std::uint64_t bucket_id, std::string_view key,
                             const_bytes value, bytes out);
+// The record's head alone (record_head_size(key length) bytes), its crc computed over
+// `value` where it lies: for a writer that writes the value's pages from the caller's
+// memory rather than from a copy. Returns the crc, as encode_record does.
+std::uint32_t encode_record_head(std::uint64_t bucket_id, std::string_view key,
+                                 const_bytes value, bytes out);
 void encode_footer(const footer& f, bytes out);
 
 // The index's entry bytes, before padding, and the entries' encoding into `out`

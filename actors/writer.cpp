@@ -26,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/storage/bucket_writer.hpp"
+#include "runtime/storage/crash_point.hpp"
 
 namespace spillway {
 namespace {
@@ -126,6 +127,7 @@ void seal_and_publish(writer_pointer self, Then then) {
   self->request(self->state.catalog, caf::infinite, caf::publish_atom_v, std::move(*bucket))
     .then(
       [members, then](caf::ok_atom) mutable {
+        reach(crash_point::seal_published);
         settle_all(members, {});
         then();
       },
@@ -164,10 +166,14 @@ void commit(writer_pointer self) {
                           committed.end()}};
   st.published = committed.size();
   self->request(st.catalog, caf::infinite, commit_atom_v, std::move(records))
-    .then([members](caf::ok_atom) mutable { settle_all(members, {}); },
-          [members](caf::error&) mutable {
-            settle_all(members, {key_error::unavailable, 0});  // the catalog is gone
-          });
+    .then(
+      [members](caf::ok_atom) mutable {
+        reach(crash_point::commit_published);
+        settle_all(members, {});
+      },
+      [members](caf::error&) mutable {
+        settle_all(members, {key_error::unavailable, 0});  // the catalog is gone
+      });
 }
 
 // Opens a bucket when none is open; seals first when the record would overflow it.

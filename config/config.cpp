@@ -233,6 +233,12 @@ constexpr std::array schema = {
             "the tcp server shuts the lane serving this slice, counted over all lanes; 0 = never"),
     integer(SPILLWAY_KEY(fault, tcp_kill_after_slices), 0, toml_int_max,
             "the process SIGKILLs itself after its tcp server served this many slices; 0 = never"),
+    choice(SPILLWAY_KEY(fault, kill_at),
+           "none|commit.written|commit.synced|commit.published|seal.written|seal.synced|"
+           "seal.renamed|seal.dir_synced|seal.published|recovery.renamed|recovery.set_aside",
+           "the process SIGKILLs itself at this step of a commit, a seal or recovery"),
+    integer(SPILLWAY_KEY(fault, kill_at_hit), 1, toml_int_max,
+            "... the nth time it reaches the step"),
 };
 
 #undef SPILLWAY_KEY

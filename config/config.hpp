@@ -107,6 +107,8 @@ struct fault_section {
   std::vector<std::string> short_read_keys;  // these keys' reads complete short
   std::uint64_t tcp_drop_lane_after_slices = 0;  // tcp server: shut the lane serving it; 0 = off
   std::uint64_t tcp_kill_after_slices = 0;       // tcp server: SIGKILL the process; 0 = off
+  std::string kill_at = "none";    // SIGKILL the process at this step (runtime/storage/crash_point)
+  std::uint64_t kill_at_hit = 1;   // ... the nth time it is reached
 
   bool operator==(const fault_section&) const = default;
 };

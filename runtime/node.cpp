@@ -37,6 +37,7 @@
 #include "messages/node.hpp"
 #include "messages/store.hpp"
 #include "runtime/actor_system_setup.hpp"
+#include "runtime/storage/crash_point.hpp"
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/io/progress.hpp"
@@ -236,6 +237,8 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   const auto& c = i.config;
   const auto quota = resolve_quota(c.storage);
   const auto open_bucket_room = c.storage.bucket_size_limit;  // kept free for the writer
+  if (c.fault.enabled && c.fault.kill_at != "none")
+    arm_crash_point(*crash_point_named(c.fault.kill_at), c.fault.kill_at_hit);
   auto recovered = recover(c.storage, quota - std::min(quota, open_bucket_room));
   const writer_options writing{c.storage.data_dir,     c.node.id,
                                c.storage.bucket_size_limit, c.storage.bucket_keys_limit,

@@ -4,6 +4,8 @@
 // there, and `inspect --verify` must be clean. SPILLWAY_CRASH_SEED replays a run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -50,6 +52,47 @@ std::string quarantined_buckets(const std::filesystem::path& data_dir) {
   return found;
 }
 
+// A key a child was asked to put: its value is generated_value(size, seed, key).
+struct put_key {
+  std::string key;
+  std::uint64_t seed = 0;
+  std::size_t size = 0;
+};
+
+// After a kill, on the data dir of `config`: nothing torn was published (quarantine/
+// holds no .bucket), every acknowledged key reads back exact, every other key is
+// exact or absent, no arena extent is left out, and `inspect --verify` is clean.
+void check_after_kill(const node_config& config, const std::vector<put_key>& acked,
+                      const std::vector<put_key>& unacked) {
+  node n{config};
+  CHECK(quarantined_buckets(config.storage.data_dir) == "");
+  for (const auto* keys : {&acked, &unacked}) {
+    std::vector<std::string> names;
+    for (const auto& k : *keys) names.push_back(k.key);
+    const auto got = n.read_values(names);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const auto& k = (*keys)[i];
+      if (keys == &unacked && got[i].status.error == key_error::not_found) continue;
+      REQUIRE_MESSAGE(got[i].status.ok(), k.key, ": ", to_string(got[i].status));
+      REQUIRE_MESSAGE(got[i].value == generated_value(k.size, k.seed, k.key), k.key);
+    }
+  }
+  test::node_leaks::check_arena(n);
+  n.stop();
+  const auto inspect =
+    test::run_spillway({"inspect", "--verify", "--data-dir", config.storage.data_dir});
+  REQUIRE_MESSAGE(inspect.exit_code == 0, inspect.out, inspect.err);
+  CHECK(inspect.out.find(" version 1 ") == std::string::npos);  // the v1 fixture test has those
+}
+
+node_config node_on(const std::string& config_file) {
+  auto config = load_config_file(config_file);
+  config.node.listen = "";
+  config.node.log_level = "error";
+  config.read.readers = 1;
+  return config;
+}
+
 TEST_SUITE("crash") {
 
 TEST_CASE_FIXTURE(test::node_leaks,
@@ -63,12 +106,9 @@ TEST_CASE_FIXTURE(test::node_leaks,
   const auto config_file = (dir.path() / "node.toml").string();
   std::ofstream{config_file} << "[storage]\ndata_dir = \"" << data_dir
                              << "\"\nbucket_keys_limit = 4\nseal_after_ms = 20\n";
-  auto config = load_config_file(config_file);
-  config.node.listen = "";
-  config.node.log_level = "error";
-  config.read.readers = 1;
+  const auto config = node_on(config_file);
 
-  std::vector<std::pair<std::string, std::uint64_t>> acked;  // key, value seed
+  std::vector<put_key> acked;
   for (int round = 0; round < kills; ++round) {
     const auto round_seed = static_cast<std::uint64_t>(round) + 1;
     const auto prefix = "r" + std::to_string(round) + "-";
@@ -81,34 +121,13 @@ TEST_CASE_FIXTURE(test::node_leaks,
     gen.send_signal(SIGKILL);
     gen.finish();
     const auto round_acked = acked_keys(gen.out());
-    for (const auto& k : round_acked) acked.emplace_back(k, round_seed);
+    for (const auto& k : round_acked) acked.push_back({k, round_seed, value_size});
     INFO("round " << round << ": " << round_acked.size() << " acked before the kill");
 
-    node n{config};
-    CHECK(quarantined_buckets(data_dir) == "");
-    std::vector<std::string> keys;
-    for (const auto& [k, s] : acked) keys.push_back(k);
-    const auto got = n.read_values(keys);
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      REQUIRE_MESSAGE(got[i].status.ok(), keys[i], ": ", to_string(got[i].status));
-      REQUIRE_MESSAGE(got[i].value == generated_value(value_size, acked[i].second, keys[i]),
-                      keys[i]);
-    }
-    std::vector<std::string> unacked;
+    std::vector<put_key> unacked;
     for (std::size_t i = round_acked.size(); i < keys_per_round; ++i)
-      unacked.push_back(generated_key(prefix, i));
-    const auto maybe = n.read_values(unacked);
-    for (std::size_t i = 0; i < unacked.size(); ++i) {
-      if (maybe[i].status.error == key_error::not_found) continue;  // never sealed
-      REQUIRE_MESSAGE(maybe[i].status.ok(), unacked[i], ": ", to_string(maybe[i].status));
-      CHECK_MESSAGE(maybe[i].value == generated_value(value_size, round_seed, unacked[i]),
-                    unacked[i]);  // sealed before the kill, answered too late: whole
-    }
-    check_arena(n);
-    n.stop();
-    const auto inspect = test::run_spillway({"inspect", "--verify", "--data-dir", data_dir});
-    REQUIRE_MESSAGE(inspect.exit_code == 0, inspect.out, inspect.err);
-    CHECK(inspect.out.find(" version 1 ") == std::string::npos);  // the v1 fixture test has those
+      unacked.push_back({generated_key(prefix, i), round_seed, value_size});
+    check_after_kill(config, acked, unacked);
   }
 }
 
@@ -136,10 +155,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   REQUIRE(tmp == 1);  // the kill found the bucket unsealed ...
   REQUIRE(sealed == 0);
 
-  auto config = load_config_file(config_file);
-  config.node.listen = "";
-  config.node.log_level = "error";
-  config.read.readers = 1;
+  const auto config = node_on(config_file);
   node n{config};
   CHECK(n.store_stats().buckets == 1);  // ... and recovery sealed its whole records
   CHECK(quarantined_buckets(data_dir) == "");
@@ -155,5 +171,112 @@ TEST_CASE_FIXTURE(test::node_leaks,
 }
 
 }  // TEST_SUITE
+
+// -- crash points: fault.kill_at stops a `spillway` process at one named step ---------
+
+// A data dir and the keys put into it so far, some acknowledged.
+struct crash_site {
+  test::temp_dir dir;
+  std::string data_dir = (dir.path() / "data").string();
+  std::vector<put_key> acked, unacked;
+
+  // A config file: `storage` lines, then [fault] killing at `point` (none: no fault).
+  std::string config(const std::string& storage, const std::string& point,
+                     std::uint64_t hit) const {
+    const auto file = (dir.path() / ("node-" + point + ".toml")).string();
+    std::ofstream{file} << "[storage]\ndata_dir = \"" << data_dir << "\"\n" << storage
+                        << "[fault]\nenabled = true\nkill_at = \"" << point
+                        << "\"\nkill_at_hit = " << hit << "\n";
+    return file;
+  }
+
+  // `spillway gen` of `count` values of `size`, two a put, each put answered before the
+  // next (so every put is a commit of its own), which must die by the kill; its acks
+  // are noted.
+  void gen_killed(const std::string& config_file, std::size_t count, std::size_t size,
+                  std::uint64_t seed) {
+    const auto prefix = "s" + std::to_string(seed) + "-";
+    test::child_process gen{{SPILLWAY_BINARY, "gen", "--count", std::to_string(count), "--size",
+                             std::to_string(size), "--seed", std::to_string(seed), "--prefix",
+                             prefix, "--log-acked", "--keys-per-put", "2", "--in-flight", "1",
+                             "-c", config_file}};
+    const int exit_code = gen.finish();
+    REQUIRE_MESSAGE(exit_code == 128 + SIGKILL, "gen was not killed at its crash point: exit ",
+                    exit_code, "\n", gen.err());
+    const auto said = acked_keys(gen.out());
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto key = generated_key(prefix, i);
+      const bool was_acked = std::find(said.begin(), said.end(), key) != said.end();
+      (was_acked ? acked : unacked).push_back({key, seed, size});
+    }
+  }
+
+  void check() const { check_after_kill(node_on(config("", "none", 1)), acked, unacked); }
+};
+
+// Each point several times with seeded random sizes, counts and hits: small buckets
+// (3 keys) for the seal's steps, buckets that never seal for a commit's. Every run
+// reaches its point at least 3 times: 4 commits, or 3 seals (at 3 and 6 keys, and the
+// flush's).
+void kill_at(const std::string& point) {
+  const auto seed = crash_seed();
+  INFO("replay with SPILLWAY_CRASH_SEED=" << seed);
+  std::mt19937_64 random{seed};
+  const bool seal = point.rfind("seal.", 0) == 0;
+  const std::string storage =
+    seal ? "bucket_keys_limit = 3\n" : "bucket_keys_limit = 100000\nseal_after_ms = 600000\n";
+  constexpr std::array<std::size_t, 4> sizes{4096, 100000, 1 << 20, (2 << 20) + 5};
+  for (int run = 0; run < 10; ++run) {
+    crash_site site;
+    const auto size = sizes[random() % sizes.size()];
+    const auto count = 7 + random() % 10;  // at least two seals of 3, and the flush's
+    site.gen_killed(site.config(storage, point, 1 + random() % 3), count, size, random());
+    INFO("run " << run << ": " << site.acked.size() << " of " << count << " acked");
+    site.check();
+  }
+}
+
+// Recovery's steps: a first process leaves a .tmp whose records are committed and
+// acknowledged (and, for set_aside, a torn .tmp beside it); a second is killed while
+// recovering them; a third recovers for good.
+void kill_in_recovery(const std::string& point) {
+  crash_site site;
+  const std::string storage = "bucket_keys_limit = 100000\nseal_after_ms = 600000\n";
+  site.gen_killed(site.config(storage, "commit.published", 4), 12, 1 << 20, 5);
+  REQUIRE(site.acked.size() == 6);  // three puts of two
+  if (point == "recovery.set_aside")
+    std::ofstream{site.data_dir + "/0001000000099999.tmp"} << "torn: no header";
+  const auto killed = test::run_spillway(
+    {"get", "absent-key", "-c", site.config(storage, point, 1)});
+  REQUIRE_MESSAGE(killed.exit_code == 128 + SIGKILL, "not killed in recovery: exit ",
+                  killed.exit_code, "\n", killed.err);
+  site.check();
+}
+
+TEST_SUITE("fault") {
+
+TEST_CASE("crash point commit.written: acknowledged keys survive") { kill_at("commit.written"); }
+TEST_CASE("crash point commit.synced: acknowledged keys survive") { kill_at("commit.synced"); }
+TEST_CASE("crash point commit.published: acknowledged keys survive") {
+  kill_at("commit.published");
+}
+TEST_CASE("crash point seal.written: acknowledged keys survive") { kill_at("seal.written"); }
+TEST_CASE("crash point seal.synced: acknowledged keys survive") { kill_at("seal.synced"); }
+TEST_CASE("crash point seal.renamed: acknowledged keys survive") { kill_at("seal.renamed"); }
+TEST_CASE("crash point seal.dir_synced: acknowledged keys survive") {
+  kill_at("seal.dir_synced");
+}
+TEST_CASE("crash point seal.published: acknowledged keys survive") {
+  kill_at("seal.published");
+}
+TEST_CASE("crash point recovery.renamed: a second recovery finishes the first") {
+  kill_in_recovery("recovery.renamed");
+}
+TEST_CASE("crash point recovery.set_aside: a second recovery finishes the first") {
+  kill_in_recovery("recovery.set_aside");
+}
+
+}  // TEST_SUITE
+
 }  // namespace
 }  // namespace spillway

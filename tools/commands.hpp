@@ -25,6 +25,8 @@ struct gen_options {
   std::uint64_t seed = 1;
   std::string prefix = "gen-";
   bool log_acked = false;  // print "acked KEY" per acknowledged key, for crash tests
+  std::uint64_t keys_per_put = 0;  // 0: about 16 MiB of values a put
+  std::size_t in_flight = 5;       // puts not yet answered, at most
 };
 int run_put(const node_config& config, const std::string& key, const std::string& file);
 int run_get(const node_config& config, const std::string& key);

@@ -153,6 +153,10 @@ int main(int argc, char** argv) {
   gen->add_option("--seed", gen_opts.seed, "Seeds the values (default 1)");
   gen->add_option("--prefix", gen_opts.prefix, "Key prefix (default gen-)");
   gen->add_flag("--log-acked", gen_opts.log_acked, "Print each acknowledged key");
+  gen->add_option("--keys-per-put", gen_opts.keys_per_put,
+                  "Keys in each put (default: about 16 MiB of values)");
+  gen->add_option("--in-flight", gen_opts.in_flight, "Puts not yet answered, at most (default 5)")
+    ->check(CLI::PositiveNumber);
   add_store_options(gen, source);
   bool verify = false;
   auto* inspect = app.add_subcommand("inspect", "Describe the data dir's buckets");

@@ -72,7 +72,7 @@ public:
   void put(std::vector<std::string> keys, std::vector<std::string> values) {
     auto result = store_.put(keys, std::move(values));
     in_flight_.push_back({std::move(keys), std::move(result)});
-    if (in_flight_.size() > puts_in_flight) settle_oldest();
+    if (in_flight_.size() >= gen_.in_flight) settle_oldest();
   }
 
   // Flushes, then waits for every put; returns how many keys failed.
@@ -87,8 +87,6 @@ public:
   double seconds() const { return clock_.seconds(); }
 
 private:
-  static constexpr std::size_t puts_in_flight = 4;
-
   struct batch {
     std::vector<std::string> keys;
     std::future<std::vector<key_status>> result;
@@ -125,7 +123,9 @@ int run_gen(const node_config& config, const gen_options& gen) {
   node store{config};
   gen_pipeline pipeline{store, gen};
   // Puts of about 16 MiB: big enough to stream, small enough to keep several going.
-  const std::uint64_t per_put = std::max<std::uint64_t>(1, (16u << 20) / std::max(gen.size, 1ul));
+  const std::uint64_t per_put =
+    gen.keys_per_put != 0 ? gen.keys_per_put
+                          : std::max<std::uint64_t>(1, (16u << 20) / std::max(gen.size, 1ul));
   for (std::uint64_t next = 0; next < gen.count;) {
     std::vector<std::string> keys, values;
     for (const auto end = std::min(gen.count, next + per_put); next < end; ++next) {

@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/crash_point.hpp"
 #include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
@@ -355,15 +356,19 @@ std::optional<io_failure> bucket_writer::state::finish(bucket_index& sealed) {
   // Records staged after the last commit and then rewound may lie past the footer.
   if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0)
     return failure(errno, "truncate", tmp_path);
+  reach(crash_point::seal_written);
   if (::fdatasync(fd.get()) != 0) return failure(errno, "fdatasync", tmp_path);
+  reach(crash_point::seal_synced);
   const auto path = opts.dir / bucket_file_name(id);
   if (::rename(tmp_path.c_str(), path.c_str()) != 0) return failure(errno, "rename", tmp_path);
+  reach(crash_point::seal_renamed);
   if (const int err = fsync_dir(opts.dir); err != 0) {
     // Not durable under its name: it must not be published. Acknowledged records keep
     // it, for recovery at the next start.
     if (committed_records == 0) ::unlink(path.c_str());
     return failure(err, "fsync directory", opts.dir);
   }
+  reach(crash_point::seal_dir_synced);
   sealed.header = header;
   sealed.footer = footer;
   sealed.entries = std::move(entries);
@@ -376,10 +381,12 @@ std::optional<io_failure> bucket_writer::commit() {
   auto& s = *s_;
   s.write_staged();
   if (s.failed) return s.failed;
+  reach(crash_point::commit_written);
   if (::fdatasync(s.fd.get()) != 0) return s.failed = failure(errno, "fdatasync", s.tmp_path);
   if (s.committed_records == 0)
     if (const int err = fsync_dir(s.opts.dir); err != 0)
       return s.failed = failure(err, "fsync directory", s.opts.dir);
+  reach(crash_point::commit_synced);
   s.committed_records = s.entries.size();
   s.committed_bytes = s.size;
   return std::nullopt;

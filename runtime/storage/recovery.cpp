@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/storage/crash_point.hpp"
 #include "runtime/storage/unsealed_bucket.hpp"
 
 namespace spillway {
@@ -55,6 +56,7 @@ void set_aside(const rejected_file& file, const fs::path& dir, const recovery_op
   const std::string failed = ec ? " (and that failed: " + ec.message() + ")" : "";
   spdlog::warn("recovery: {} {}: {}{}", options.quarantine ? "quarantined" : "removed",
                file.path.string(), file.reason, failed);
+  reach(crash_point::recovery_set_aside);
 }
 
 struct quarantined_file {

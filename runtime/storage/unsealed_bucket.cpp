@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/crash_point.hpp"
 #include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
@@ -65,6 +66,7 @@ bucket_problem seal(int fd, const std::filesystem::path& tmp, completed_bucket& 
   if (::fdatasync(fd) != 0) return io_problem("fdatasync", errno);
   out.path = tmp.parent_path() / bucket_file_name(index.header.bucket_id);
   if (::rename(tmp.c_str(), out.path.c_str()) != 0) return io_problem("rename", errno);
+  reach(crash_point::recovery_renamed);
   if (const int err = fsync_dir(tmp.parent_path()); err != 0)
     return io_problem("fsync directory", err);
   return {};

@@ -3,6 +3,8 @@
 // lock says so if one does). put/get/gen start an embedded node: the normal put path,
 // the normal checks.
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <cstdio>
 #include <deque>
 #include <fstream>
@@ -63,15 +65,32 @@ int run_remove(const node_config& config, const std::vector<std::string>& keys) 
 namespace {
 
 // The puts of `spillway gen`, a few in flight so that the writer stays busy while the
-// next batch is generated, and answered oldest first.
+// next batch is generated, and answered oldest first. Each batch's values are
+// generated straight into page-aligned memory of its own and put with put_from, so
+// the writer writes them from there without a copy (as a serving engine's KV pool
+// would be); the memory is used again once its put is answered.
 class gen_pipeline {
 public:
-  gen_pipeline(node& store, const gen_options& gen)
-      : store_(store), gen_(gen), shown_("gen", "keys", gen.count) {}
+  gen_pipeline(node& store, const gen_options& gen, std::uint64_t per_put)
+      : store_(store),
+        gen_(gen),
+        memory_bytes_(std::max<std::size_t>(per_put * value_stride(), 4096)),
+        shown_("gen", "keys", gen.count) {}
 
-  void put(std::vector<std::string> keys, std::vector<std::string> values) {
-    auto result = store_.put(keys, std::move(values));
-    in_flight_.push_back({std::move(keys), std::move(result)});
+  // Generates and puts keys [first, end), at most per_put of them.
+  void put(std::uint64_t first, std::uint64_t end) {
+    batch b;
+    b.memory = take_memory();
+    std::vector<std::span<const std::byte>> values;
+    std::byte* at = b.memory.get();
+    for (auto i = first; i < end; ++i) {
+      b.keys.push_back(generated_key(gen_.prefix, i));
+      fill_generated_value({at, gen_.size}, gen_.seed, b.keys.back());
+      values.push_back({at, gen_.size});
+      at += value_stride();
+    }
+    b.result = store_.put_from(b.keys, values);
+    in_flight_.push_back(std::move(b));
     if (in_flight_.size() >= gen_.in_flight) settle_oldest();
   }
 
@@ -87,10 +106,31 @@ public:
   double seconds() const { return clock_.seconds(); }
 
 private:
+  struct free_memory {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  using page_memory = std::unique_ptr<std::byte, free_memory>;
+
   struct batch {
     std::vector<std::string> keys;
+    page_memory memory;
     std::future<std::vector<key_status>> result;
   };
+
+  std::size_t value_stride() const { return (gen_.size + 4095) / 4096 * 4096; }
+
+  // Room for a batch's values, each on pages of its own: what an answered put gave
+  // back, else new.
+  page_memory take_memory() {
+    if (!spare_.empty()) {
+      auto m = std::move(spare_.back());
+      spare_.pop_back();
+      return m;
+    }
+    page_memory m{static_cast<std::byte*>(std::aligned_alloc(4096, memory_bytes_))};
+    if (!m) throw std::bad_alloc();
+    return m;
+  }
 
   void settle_oldest() {
     auto b = std::move(in_flight_.front());
@@ -107,11 +147,14 @@ private:
     }
     if (gen_.log_acked) std::cout.flush();
     shown_.advance(statuses.size(), statuses.size() * gen_.size);
+    spare_.push_back(std::move(b.memory));
   }
 
   node& store_;
   const gen_options& gen_;
   std::deque<batch> in_flight_;
+  const std::size_t memory_bytes_;  // of each batch's memory
+  std::vector<page_memory> spare_;  // of batches answered
   std::uint64_t acked_ = 0, failed_ = 0;
   progress shown_;
   bench::stopwatch clock_;
@@ -120,20 +163,14 @@ private:
 }  // namespace
 
 int run_gen(const node_config& config, const gen_options& gen) {
-  node store{config};
-  gen_pipeline pipeline{store, gen};
   // Puts of about 16 MiB: big enough to stream, small enough to keep several going.
   const std::uint64_t per_put =
     gen.keys_per_put != 0 ? gen.keys_per_put
                           : std::max<std::uint64_t>(1, (16u << 20) / std::max(gen.size, 1ul));
-  for (std::uint64_t next = 0; next < gen.count;) {
-    std::vector<std::string> keys, values;
-    for (const auto end = std::min(gen.count, next + per_put); next < end; ++next) {
-      keys.push_back(generated_key(gen.prefix, next));
-      values.push_back(generated_value(gen.size, gen.seed, keys.back()));
-    }
-    pipeline.put(std::move(keys), std::move(values));
-  }
+  node store{config};
+  gen_pipeline pipeline{store, gen, per_put};
+  for (std::uint64_t next = 0; next < gen.count; next = std::min(gen.count, next + per_put))
+    pipeline.put(next, std::min(gen.count, next + per_put));
   const auto failed = pipeline.finish();
   const double bytes = static_cast<double>(pipeline.acked() * gen.size);
   std::printf("wrote %llu keys, %.0f bytes in %.3f s: %.2f GB/s\n",

@@ -9,6 +9,8 @@
 // The file is opened with O_DIRECT where the filesystem takes it. When a read on it is
 // refused anyway, the bucket opens it again without; the O_DIRECT descriptor stays open
 // until the last pin taken before goes, since reads in flight may still name it.
+// Descriptors are bounded node-wide: the catalog tells the least recently read buckets
+// to close theirs (once no pin holds it), and a pin opens the file again.
 #include "actors/bucket.hpp"
 
 #include <fcntl.h>
@@ -32,12 +34,16 @@ namespace {
 
 struct bucket_state {
   std::uint64_t id = 0;  // first: CAF would construct a handle member first from `self`
+  catalog_actor catalog;
   file_remover_actor remover;
   std::filesystem::path path;
   unique_fd fd;
   unique_fd direct_fd;  // the O_DIRECT descriptor, until no pin can name it (see above)
   int open_errno = 0;   // of the last open of the file; 0 when it worked
   bool direct = false;
+  bool buffered = false;         // O_DIRECT was refused: opens go through the page cache
+  bool refuse_o_direct = false;  // fault injection
+  bool close_when_idle = false;  // the catalog asked for the descriptor back
   holder_counts pinned_by;  // pins (reads in flight), by the actor that took them
   bool evicted = false;
   static inline const char* name = "bucket";
@@ -50,35 +56,42 @@ struct bucket_state {
   }
 
   // Returns whether the filesystem (or the fault standing in for one) refused O_DIRECT.
-  bool open_file(bool buffered, bool refuse_o_direct) {
+  bool open_file() {
     if (!buffered && refuse_o_direct) errno = EINVAL;
     else if (!buffered) fd.reset(open_path(O_RDONLY | O_CLOEXEC | O_DIRECT));
     const bool refused = !buffered && !fd && errno == EINVAL;
     direct = static_cast<bool>(fd);
     if (!fd) fd.reset(open_path(O_RDONLY | O_CLOEXEC));
+    const int failed_before = open_errno;
     open_errno = fd ? 0 : errno;
-    if (!fd)  // its pins answer the errno; the path is said here, once
+    // Its pins answer the errno; the path is said here, once per failure (each pin
+    // tries again: EMFILE, say, passes).
+    if (!fd && open_errno != failed_before)
       spdlog::error("bucket {}: open {}: {}", id, path.string(), open_error_text(open_errno));
     return refused;
   }
 
   void go_buffered() {
-    if (!direct) return;
-    unique_fd buffered{open_path(O_RDONLY | O_CLOEXEC)};
-    open_errno = buffered ? 0 : errno;
-    if (!buffered) {
+    buffered = true;
+    if (!fd || !direct) return;  // a closed file opens buffered next time
+    unique_fd plain{open_path(O_RDONLY | O_CLOEXEC)};
+    open_errno = plain ? 0 : errno;
+    if (!plain) {
       spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),
                     std::strerror(open_errno));
       return;
     }
-    direct_fd = std::exchange(fd, std::move(buffered));
+    direct_fd = std::exchange(fd, std::move(plain));
     direct = false;
-    close_direct_if_unused();
+    close_if_unused();
   }
 
-  // Reads in flight name the O_DIRECT descriptor only while they hold pins.
-  void close_direct_if_unused() {
-    if (pinned_by.empty()) direct_fd.reset();
+  // Reads in flight name the descriptors only while they hold pins.
+  void close_if_unused() {
+    if (!pinned_by.empty()) return;
+    direct_fd.reset();
+    if (close_when_idle) fd.reset();
+    close_when_idle = false;
   }
 
   pinned_file file() const { return {fd.get(), direct, id, open_errno}; }
@@ -92,7 +105,15 @@ void drop_pins(bucket_pointer self, const caf::actor_addr& holder, std::uint32_t
   const auto held = st.pinned_by.remove(self, holder, n);
   if (n > held)  // a caller's bug; the count did not wrap
     spdlog::error("bucket {}: unpin {} by a holder of {} pins", st.id, n, held);
-  st.close_direct_if_unused();
+  st.close_if_unused();
+}
+
+// Opens the file if it is closed; tells the catalog when O_DIRECT was refused.
+void open_if_closed(bucket_pointer self) {
+  auto& st = self->state;
+  if (st.fd || !st.open_file()) return;
+  st.buffered = true;
+  self->send(st.catalog, buffered_atom_v);
 }
 
 void remove_if_done(bucket_pointer self) {
@@ -107,11 +128,15 @@ void remove_if_done(bucket_pointer self) {
 bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
                                    file_remover_actor remover, std::uint64_t id,
                                    std::filesystem::path path, bool buffered,
-                                   bool refuse_o_direct) {
-  self->state.remover = std::move(remover);
-  self->state.id = id;
-  self->state.path = std::move(path);
-  if (self->state.open_file(buffered, refuse_o_direct)) self->send(catalog, buffered_atom_v);
+                                   bool refuse_o_direct, bool open_now) {
+  auto& st = self->state;
+  st.catalog = std::move(catalog);
+  st.remover = std::move(remover);
+  st.id = id;
+  st.path = std::move(path);
+  st.buffered = buffered;
+  st.refuse_o_direct = refuse_o_direct;
+  if (open_now) open_if_closed(self);
   self->set_down_handler([self](caf::down_msg& msg) {
     drop_pins(self, msg.source, self->state.pinned_by.held(msg.source));
     remove_if_done(self);
@@ -120,6 +145,7 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
     // A file that would not open answers fd -1 and the open's errno, and takes no pin.
     [self](pin_atom, std::uint32_t n) {
       auto& st = self->state;
+      if (n != 0) open_if_closed(self);
       if (!st.fd || n == 0) return st.file();
       st.pinned_by.add(self, caf::actor_cast<caf::actor_addr>(self->current_sender()), n);
       return st.file();
@@ -137,6 +163,10 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
       remove_if_done(self);
     },
     [self](sealed_atom, std::string& path) { self->state.path = std::move(path); },
+    [self](caf::close_atom) {
+      self->state.close_when_idle = true;
+      self->state.close_if_unused();
+    },
   };
 }
 
@@ -144,8 +174,10 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
 
 bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog,
                           const file_remover_actor& remover, std::uint64_t id,
-                          std::filesystem::path path, bool buffered, bool refuse_o_direct) {
-  return system.spawn(bucket, catalog, remover, id, std::move(path), buffered, refuse_o_direct);
+                          std::filesystem::path path, bool buffered, bool refuse_o_direct,
+                          bool open_now) {
+  return system.spawn(bucket, catalog, remover, id, std::move(path), buffered, refuse_o_direct,
+                      open_now);
 }
 
 }  // namespace spillway

@@ -16,9 +16,11 @@ namespace spillway {
 // `buffered`: read the file through the page cache from the start (O_DIRECT was
 // refused on its filesystem). `refuse_o_direct` (fault injection): the O_DIRECT open
 // answers EINVAL, as such a filesystem's would.
-// A bucket whose O_DIRECT open is refused tells `catalog` (buffered).
+// A bucket whose O_DIRECT open is refused tells `catalog` (buffered). `open_now`: open
+// the file at once, else at the first pin (the catalog keeps open files bounded).
 bucket_actor spawn_bucket(caf::actor_system& system, const catalog_actor& catalog,
                           const file_remover_actor& remover, std::uint64_t id,
-                          std::filesystem::path path, bool buffered, bool refuse_o_direct = false);
+                          std::filesystem::path path, bool buffered, bool refuse_o_direct = false,
+                          bool open_now = true);
 
 }  // namespace spillway

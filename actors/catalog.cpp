@@ -5,6 +5,10 @@
 // The bucket being written is in the table too, once its first records are committed:
 // its keys read from its .tmp until the seal moves them, in place, to the sealed file.
 // It is never evicted, and the quota counts it inside the room kept for it.
+// Descriptors are bounded too (options.max_open_files): a bucket opens its file when
+// it is added while there is room, else at its first pin; each resolve lets the buckets
+// it reads open theirs and then closes the least recently read others' until the
+// count fits again, so many small buckets never exhaust the process's file limit.
 #include "actors/catalog.hpp"
 
 #include <algorithm>
@@ -45,6 +49,7 @@ struct bucket_slot {
   std::uint64_t last_read = 0;  // catalog clock tick
   key_node* first = nullptr;
   bool open = false;  // still being written: served from its .tmp, never evicted
+  bool holds_fd = false;  // its actor has the file open, or will at its next pin
 };
 
 struct catalog_state {
@@ -58,6 +63,7 @@ struct catalog_state {
   catalog_stats totals;  // keys, buckets, quota_bytes, reads_buffered: derived in stats()
   bool buffered = false;  // O_DIRECT was refused: every bucket reads through the page cache
   std::uint32_t open_slot = no_slot;  // the bucket the writer commits to, if any
+  std::uint64_t open_files = 0;  // buckets that hold_fd
   static constexpr std::uint32_t no_slot = UINT32_MAX;
   static inline const char* name = "catalog";
 
@@ -131,8 +137,10 @@ struct catalog_state {
     b.path = records.path;
     b.format_version = records.format_version;
     b.last_read = ++clock;
+    b.holds_fd = open_files < options.max_open_files;
+    open_files += b.holds_fd;
     b.actor = spawn_bucket(self->home_system(), self, remover, records.id, records.path,
-                           buffered, options.refuse_o_direct);
+                           buffered, options.refuse_o_direct, b.holds_fd);
     return slot;
   }
 
@@ -151,6 +159,7 @@ struct catalog_state {
     totals.file_bytes -= b.file_size;
     totals.garbage_bytes -= b.garbage_bytes;
     caf::anon_send(b.actor, evict_atom_v);
+    open_files -= b.holds_fd;
     b = bucket_slot{};
     free_slots.push_back(slot);
     return dropped;
@@ -210,6 +219,21 @@ void enforce_quota(catalog_pointer self, std::uint32_t newest) {
   }
 }
 
+// Tells the buckets read least recently, none of those read at `now`, to close their
+// descriptors until at most max_open_files hold one.
+void close_least_read(catalog_state& st, std::uint64_t now) {
+  while (st.open_files > st.options.max_open_files) {
+    bucket_slot* oldest = nullptr;
+    for (auto& b : st.buckets)
+      if (b.holds_fd && b.last_read < now && (!oldest || b.last_read < oldest->last_read))
+        oldest = &b;
+    if (!oldest) return;  // the batch's own buckets: they need their files
+    caf::anon_send(oldest->actor, caf::close_atom_v);
+    oldest->holds_fd = false;
+    st.open_files -= 1;
+  }
+}
+
 resolve_reply resolve(catalog_state& st, const std::vector<std::string>& wanted) {
   resolve_reply reply;
   std::unordered_map<std::uint32_t, std::size_t> group_of;  // bucket slot -> reply.buckets
@@ -225,11 +249,14 @@ resolve_reply resolve(catalog_state& st, const std::vector<std::string>& wanted)
     if (fresh) {
       auto& b = st.buckets[loc.bucket];
       b.last_read = now;
+      st.open_files += !b.holds_fd;
+      b.holds_fd = true;
       reply.buckets.push_back({b.id, b.actor, {}, b.format_version});
     }
     reply.buckets[g->second].records.push_back(
       {i, loc.offset, static_cast<std::uint32_t>(it->first.size()), loc.value_size, loc.crc});
   }
+  close_least_read(st, now);
   return reply;
 }
 
@@ -302,6 +329,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
       s.buckets = self->state.bucket_count() - s.open_buckets;
       s.quota_bytes = self->state.options.quota_bytes;
       s.reads_buffered = self->state.buffered;
+      s.open_files = self->state.open_files;
       return s;
     },
     [self](caf::subscribe_atom, eviction_listener listener) {

@@ -19,6 +19,7 @@ struct catalog_options {
   std::uint64_t reserve_bytes = 0;   // kept free for the bucket being written
   bool lru = false;                  // evict the least recently read bucket, else the oldest
   bool refuse_o_direct = false;      // fault injection: buckets' O_DIRECT opens answer EINVAL
+  std::uint64_t max_open_files = 4096;  // buckets holding a descriptor, past a batch's own
 };
 
 // Starts with the buckets recovery found; their keys are published in id order.

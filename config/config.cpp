@@ -151,6 +151,9 @@ constexpr std::array schema = {
          "evict beyond this; 0 = 90 % of the data dir's filesystem"),
     choice(SPILLWAY_KEY(storage, eviction), "fifo|lru", "which bucket goes first when full"),
     boolean(SPILLWAY_KEY(storage, quarantine), "damaged files go to quarantine/, not unlink"),
+    integer(SPILLWAY_KEY(storage, max_open_files), 16, 1000000,
+            "bucket files held open at once, the least recently read closed first (a batch "
+            "keeps its own open)"),
     octal_mode(SPILLWAY_KEY(storage, file_mode),
                "permissions of the files the node creates (the owner reads and writes them, "
                "nobody else writes); its dir adds x where r is set"),

@@ -34,6 +34,7 @@ struct storage_section {
   std::uint64_t seal_after_ms = 1000;              // ... or when it has been open this long
   bool quarantine = true;                          // damaged files go to quarantine/, not unlink
   std::uint64_t file_mode = 0600;                  // of its files; the dir: 0700
+  std::uint64_t max_open_files = 4096;             // bucket files held open at once
 
   bool operator==(const storage_section&) const = default;
 

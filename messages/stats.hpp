@@ -61,13 +61,15 @@ struct catalog_stats {
   std::uint64_t evicted_keys = 0;
   bool reads_buffered = false;       // O_DIRECT was refused: reads go through the page cache
   std::uint64_t o_direct_refusals = 0;  // told by a bucket (its open) or a batch (a read)
+  std::uint64_t open_files = 0;      // buckets holding a descriptor (storage.max_open_files)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
   return f(x.keys, x.live_bytes, x.buckets, x.open_buckets, x.commits, x.file_bytes,
            x.garbage_bytes, x.quota_bytes,
-           x.evicted_buckets, x.evicted_keys, x.reads_buffered, x.o_direct_refusals);
+           x.evicted_buckets, x.evicted_keys, x.reads_buffered, x.o_direct_refusals,
+           x.open_files);
 }
 
 struct arena_stats {

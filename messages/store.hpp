@@ -86,13 +86,16 @@ typename Inspector::result_type inspect(Inspector& f, pinned_file& x) {
 // of the file were refused; answers the file opened for reads through the page cache,
 // or still direct, with open_errno, when it could not be opened so. sealed(path): the
 // bucket's .tmp was renamed to `path`; what opens or unlinks the file from now on
-// uses that name (descriptors already open stay valid).
+// uses that name (descriptors already open stay valid). close: the catalog keeps the
+// node's open files bounded (storage.max_open_files): the descriptor goes once no pin
+// holds it, and the next pin opens the file again.
 using bucket_actor = caf::typed_actor<
   caf::replies_to<pin_atom, std::uint32_t>::with<pinned_file>,
   caf::replies_to<buffered_atom>::with<pinned_file>,
   caf::reacts_to<unpin_atom, std::uint32_t>,
   caf::reacts_to<evict_atom>,
-  caf::reacts_to<sealed_atom, std::string>>;
+  caf::reacts_to<sealed_atom, std::string>,
+  caf::reacts_to<caf::close_atom>>;
 
 // -- catalog ---------------------------------------------------------------------
 

@@ -125,6 +125,9 @@ void store_metrics(exposition& out, const catalog_stats& s) {
   out.gauge("spillway_store_open_buckets",
             "Buckets being written, their committed records served from the .tmp file",
             s.open_buckets);
+  out.gauge("spillway_store_open_files",
+            "Bucket files held open (storage.max_open_files, past the buckets a batch reads)",
+            s.open_files);
   out.counter("spillway_store_commits_total",
               "Groups of puts made durable (one fdatasync) and published before their seal",
               s.commits);

@@ -248,7 +248,8 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   // quarantine/ takes its share of the quota as if it were part of the open bucket.
   const catalog_options cataloging{c.storage.data_dir, quota,
                                    open_bucket_room + recovered.quarantine_bytes,
-                                   c.storage.eviction == "lru", c.fault.refuse_o_direct};
+                                   c.storage.eviction == "lru", c.fault.refuse_o_direct,
+                                   c.storage.max_open_files};
 
   configure_actor_system(i.caf_config, c.node.scheduler_threads);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);

@@ -18,6 +18,7 @@
 #include "runtime/node.hpp"
 #include "runtime/storage/store_inspection.hpp"
 #include "tests/crafted_bucket.hpp"
+#include "tests/eventually.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
@@ -300,6 +301,46 @@ TEST_CASE_FIXTURE(test::node_leaks,
     }
   }
   CHECK(corrupt == 1);
+  check_arena(n);
+}
+
+// The descriptors that name one of the data dir's bucket files, in this process.
+std::size_t open_bucket_files(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  for (const auto& fd : std::filesystem::directory_iterator{"/proc/self/fd"}) {
+    std::error_code gone;  // the iterator's own descriptor, or one closed meanwhile
+    const auto target = std::filesystem::read_symlink(fd.path(), gone);
+    n += !gone && target.parent_path() == dir && target.extension() == ".bucket";
+  }
+  return n;
+}
+
+// Many small buckets: the catalog keeps storage.max_open_files of them open, a batch
+// over all of them opens each again on demand, and afterwards the least recently read
+// are closed until the bound holds again.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "bucket files held open stay within storage.max_open_files and reopen on demand") {
+  test::temp_dir dir;
+  auto config = store_config(dir.path());
+  config.storage.bucket_keys_limit = 1;
+  config.storage.max_open_files = 16;
+  const auto data_dir = std::filesystem::canonical(dir.path());
+  const auto keys = make_keys("fd-", 40);
+  {
+    node n{config};
+    for (const auto& s : put_all(n, keys, 4096)) CHECK(s.ok());
+    CHECK(n.store_stats().buckets == 40);
+    CHECK(n.store_stats().open_files == 16);
+    CHECK(test::eventually([&] { return open_bucket_files(data_dir) <= 16; }));
+  }
+  node n{config};  // recovery opens the first 16 only
+  CHECK(n.store_stats().open_files == 16);
+  check_values(n, keys, 4096);  // one batch over all 40: each opens its file
+  CHECK(n.store_stats().open_files == 40);
+  check_values(n, {keys[0]}, 4096);  // the next resolve closes the others down to 16
+  CHECK(n.store_stats().open_files == 16);
+  CHECK(test::eventually([&] { return open_bucket_files(data_dir) == 16; }));
+  check_values(n, keys, 4096);  // and they open again
   check_arena(n);
 }
 

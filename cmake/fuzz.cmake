@@ -2,11 +2,14 @@
 # twice. <name>_replay (every build) runs it over the committed corpus, so ctest replays
 # the corpus in Release and under ASan + UBSan; <name>_fuzz (SPILLWAY_FUZZ, clang) is
 # the libFuzzer binary that grows it.
+add_library(spillway_fuzz_replay STATIC tests/fuzz/replay_main.cpp)
+target_compile_options(spillway_fuzz_replay PRIVATE ${SPILLWAY_WARNINGS})
+
 function(spillway_fuzz_target name)
   set(source ${CMAKE_SOURCE_DIR}/tests/fuzz/${name}_fuzz.cpp)
-  add_executable(${name}_replay ${source} ${CMAKE_SOURCE_DIR}/tests/fuzz/replay_main.cpp)
+  add_executable(${name}_replay ${source})
   target_compile_options(${name}_replay PRIVATE ${SPILLWAY_WARNINGS})
-  target_link_libraries(${name}_replay PRIVATE ${ARGN})
+  target_link_libraries(${name}_replay PRIVATE spillway_fuzz_replay ${ARGN})
   set(test "fuzz corpus: ${name} takes every input of tests/fuzz/corpus/${name}")
   add_test(NAME "${test}"
     COMMAND ${name}_replay ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${name})

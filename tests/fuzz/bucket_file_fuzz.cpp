@@ -4,8 +4,9 @@
 // an unsealed .tmp that recovery completes, whose sealed result must read back whole.
 //
 // The header, footer and index crcs are stamped afresh before anything reads the bytes,
-// so mutations reach the layout checks behind them instead of dying at a crc mismatch
-// (a wrong crc is tests/bucket_format_test.cpp's business). Record crcs are left alone.
+// and so are those of the v2 records that recovery's scan would find, so mutations reach
+// the layout checks behind them instead of dying at a crc mismatch (a wrong crc is
+// tests/bucket_format_test.cpp's business). v1 records and index entries keep theirs.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "runtime/storage/bucket_file.hpp"
@@ -40,9 +42,29 @@ void put_crc(std::span<std::byte> out, std::size_t at, std::uint32_t crc) {
   std::memcpy(out.data() + at, &masked, sizeof masked);
 }
 
-// Offsets as in bucket_format.hpp: header crc at 40; footer index crc at 32, own at 36.
+// The v2 records from the first record page on, as recovery's scan finds them, each
+// head encoded again around its key and value: lengths, key and bucket id stay as the
+// input has them, the crc becomes the one that matches.
+void stamp_record_crcs(std::span<std::byte> file) {
+  const auto id = get<std::uint64_t>(file, 24);
+  std::uint64_t size = 0;
+  for (std::uint64_t at = bf::page_size; at < file.size(); at += size) {
+    const auto record = file.subspan(at);
+    if (!bf::decode_record_extent(bf::version, record, id, size).empty() || size > record.size())
+      return;
+    const std::string key(reinterpret_cast<const char*>(record.data()) + bf::record_header_size,
+                          get<std::uint32_t>(record, 4));
+    const auto head = bf::record_head_size(key.size());
+    const auto value = record.subspan(head, get<std::uint32_t>(record, 8));
+    bf::encode_record_head(id, key, value, record.first(head));
+  }
+}
+
+// Offsets as in bucket_format.hpp: header version at 8, crc at 40; footer index crc at
+// 32, its own at 36.
 void stamp_crcs(std::span<std::byte> file) {
   if (file.size() < bf::page_size) return;
+  if (get<std::uint32_t>(file, 8) == bf::version) stamp_record_crcs(file);
   put_crc(file, 40, crc32c(file.data(), 40));
   if (file.size() < 2 * bf::page_size) return;
   const auto footer = file.last(bf::page_size);

@@ -1,8 +1,13 @@
-// What a tcp peer sends, as the owner takes it: 40-byte frame headers one after another,
-// each decoded and, if it asks for memory, resolved against a segment table of real
-// buffers and the resolved range touched, so that a range the checks let through but the
-// segment does not hold is an ASan report. A header that decodes is encoded back to the
-// same bytes: the decoder accepts exactly what the encoder writes.
+// What a tcp peer sends to the owner of the memory: the input goes down a socketpair to
+// the real serve_tcp_session, which checks each frame against a segment table of two
+// small buffers and moves the payloads in and out of them. A range the checks let
+// through that the buffer does not hold is an ASan report (it sees the session's
+// readv and send). Every 40 bytes of the input are also decoded on their own, and a
+// header that decodes must encode back to the same bytes.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -11,47 +16,55 @@
 
 #include "runtime/net/segment.hpp"
 #include "runtime/net/tcp_frame.hpp"
+#include "runtime/net/tcp_session.hpp"
+#include "runtime/net/tcp_socket.hpp"
 
 namespace {
 
 using namespace spillway;
 
+// Short enough that every reply fits the socketpair's buffer: the session answers
+// while nothing reads its answers. Small odd-sized segments put either end near a redzone.
+constexpr std::size_t input_max = 16384;
+constexpr std::size_t first_size = 64;
+constexpr std::size_t second_size = 17;
+
 struct owner {
-  // Small and of odd sizes, so that an off-by-one at either end lands in a redzone.
-  std::unique_ptr<std::byte[]> first{new std::byte[4096]};
-  std::unique_ptr<std::byte[]> second{new std::byte[17]};
+  std::unique_ptr<std::byte[]> first{new std::byte[first_size]};
+  std::unique_ptr<std::byte[]> second{new std::byte[second_size]};
   segment_table segments;
   owner() {
-    segments.add(first.get(), 4096);
-    segments.add(second.get(), 17);
+    segments.add(first.get(), first_size);
+    segments.add(second.get(), second_size);
   }
 };
 
-void take(const frame_bytes& bytes, const segment_table& segments) {
-  frame_header header;
-  const auto error = decode_frame(bytes, header);
-  if (error == transfer_error::bad_frame) return;
-  if (encode_frame(header) != bytes) std::abort();
-  if (error != transfer_error::none || header.kind == frame_kind::status) return;
-  std::byte* where = nullptr;
-  if (segments.resolve(header.segment, header.offset, header.length, where) !=
-      transfer_error::none)
-    return;
-  if (header.length > 0) {
-    // The first and the last byte of the range: enough for ASan to see either end.
-    where[0] = std::byte{1};
-    where[header.length - 1] = std::byte{1};
+void round_trip(const std::uint8_t* data, std::size_t size) {
+  for (std::size_t at = 0; size - at >= frame_header_size; at += frame_header_size) {
+    frame_bytes bytes;
+    std::memcpy(bytes.data(), data + at, frame_header_size);
+    frame_header header;
+    if (decode_frame(bytes, header) != transfer_error::bad_frame &&
+        encode_frame(header) != bytes)
+      std::abort();
   }
+}
+
+void serve(const std::uint8_t* data, std::size_t size, const segment_table& segments) {
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::abort();
+  if (!send_all(ends[0], data, size) || ::shutdown(ends[0], SHUT_WR) != 0) std::abort();
+  serve_tcp_session(ends[1], segments, [] { return true; });
+  ::close(ends[0]);
+  ::close(ends[1]);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static owner o;
-  for (std::size_t at = 0; size - at >= frame_header_size; at += frame_header_size) {
-    frame_bytes bytes;
-    std::memcpy(bytes.data(), data + at, frame_header_size);
-    take(bytes, o.segments);
-  }
+  size = std::min(size, input_max);
+  round_trip(data, size);
+  serve(data, size, o.segments);
   return 0;
 }

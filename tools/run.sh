@@ -57,11 +57,13 @@ fuzz() {  # $1 = seconds per target
     [ -f "$root/tests/fuzz/$t.dict" ] && dict=(-dict="$root/tests/fuzz/$t.dict")
     echo "fuzz: $t for $1 s" >&2
     "$dir/${t}_fuzz" -max_total_time="$1" -print_final_stats=1 -timeout=10 \
-      -artifact_prefix="$dir/crashes/$t/" "${dict[@]}" "$dir/corpus/$t" "$root/tests/fuzz/corpus/$t" ||
-      failed+=("$t")
+      -artifact_prefix="$dir/crashes/$t/" "${dict[@]}" \
+      "$dir/corpus/$t" "$root/tests/fuzz/corpus/$t" || failed+=("$t")
   done
   # Every target gets its time even after one fails; the failures are named at the end.
-  [ ${#failed[@]} -eq 0 ] || { echo "fuzz: ${failed[*]} failed; inputs in $dir/crashes/" >&2; return 1; }
+  [ ${#failed[@]} -eq 0 ] && return
+  echo "fuzz: ${failed[*]} failed; their inputs are in $dir/crashes/" >&2
+  return 1
 }
 
 command=${1:-}

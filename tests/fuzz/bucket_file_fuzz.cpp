@@ -86,7 +86,8 @@ fs::path scratch_dir() {
 
 void write_file(const fs::path& path, std::span<const std::byte> bytes) {
   std::ofstream out{path, std::ios::binary | std::ios::trunc};
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) std::abort();
 }
 

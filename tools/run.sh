@@ -5,6 +5,7 @@
 #   tools/run.sh test              build (Release) and run the whole test suite
 #   tools/run.sh test --sanitize   the same under AddressSanitizer + UBSan
 #   tools/run.sh build [--sanitize]   only build
+#   tools/run.sh fuzz [seconds]    libFuzzer (clang) on each tests/fuzz target, 60 s each
 #
 # Idempotent: a second run installs nothing and rebuilds only what changed (ccache).
 set -euo pipefail
@@ -14,7 +15,7 @@ packages=(cmake ninja-build g++ pkg-config ccache
           libcaf-dev liburing-dev libtomlplusplus-dev doctest-dev libibverbs-dev
           libcli11-dev libspdlog-dev libisal-dev libcpp-httplib-dev fio
           python3 python3-matplotlib python3-prometheus-client
-          libfuse3-dev fuse3)
+          libfuse3-dev fuse3 clang-14 libclang-rt-14-dev)
 
 install_missing() {
   local missing=()
@@ -31,19 +32,47 @@ install_missing() {
     "${missing[@]}" >/dev/null
 }
 
-build() {  # $1 = build dir, then extra cmake arguments
-  local dir=$1
+build() {  # $1 = build dir, then extra cmake arguments, then optionally -- and targets
+  local dir=$1 configure=()
   shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do configure+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
   # Paths under the checkout hash as relative ones, so clones and worktrees share ccache.
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
   if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
+    cmake -S "$root" -B "$dir" -G Ninja "${configure[@]}" >/dev/null
   fi
-  cmake --build "$dir"
+  if [ $# -gt 0 ]; then cmake --build "$dir" --target "$@"; else cmake --build "$dir"; fi
+}
+
+# Each target grows a scratch corpus under build/fuzz from the committed one, which stays
+# small: merge into tests/fuzz/corpus/<target> by hand (-merge=1) only what is worth it.
+fuzz() {  # $1 = seconds per target
+  local dir="$root/build/fuzz" targets=(bucket_file tcp_frame config) failed=()
+  CC=clang-14 CXX=clang++-14 build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPILLWAY_FUZZ=ON \
+    -- "${targets[@]/%/_fuzz}"
+  for t in "${targets[@]}"; do
+    mkdir -p "$dir/corpus/$t" "$dir/crashes/$t"
+    local dict=()
+    [ -f "$root/tests/fuzz/$t.dict" ] && dict=(-dict="$root/tests/fuzz/$t.dict")
+    echo "fuzz: $t for $1 s" >&2
+    "$dir/${t}_fuzz" -max_total_time="$1" -print_final_stats=1 -timeout=10 \
+      -artifact_prefix="$dir/crashes/$t/" "${dict[@]}" \
+      "$dir/corpus/$t" "$root/tests/fuzz/corpus/$t" || failed+=("$t")
+  done
+  # Every target gets its time even after one fails; the failures are named at the end.
+  [ ${#failed[@]} -eq 0 ] && return
+  echo "fuzz: ${failed[*]} failed; their inputs are in $dir/crashes/" >&2
+  return 1
 }
 
 command=${1:-}
 variant=${2:-}
+case "$command $variant" in
+  fuzz*) install_missing
+         fuzz "${variant:-60}"
+         exit ;;
+esac
 case "$variant" in
   "") dir="$root/build/release"; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   --sanitize) dir="$root/build/sanitize"

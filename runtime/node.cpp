@@ -213,6 +213,28 @@ caf::behavior put_receiver(caf::event_based_actor* self,
   return {answer, caf::after(*deadline) >> [fail_all] { fail_all(key_error::timeout); }};
 }
 
+// Sends `writer` a put of `keys` with `values` (strings, or caller_values); the future
+// gets its answer, or `unavailable` at once when the node is stopped (no system). The
+// put is enqueued at the writer before this returns, so a flush() that follows seals
+// it. The writer answers a receiver of its own; hidden, so a stopping node does not
+// wait for it.
+template <class Values>
+std::future<std::vector<key_status>> send_put(caf::actor_system* system,
+                                              const writer_actor& writer,
+                                              std::vector<std::string> keys, Values values,
+                                              std::optional<std::chrono::milliseconds> deadline) {
+  auto promise = std::make_shared<std::promise<std::vector<key_status>>>();
+  auto result = promise->get_future();
+  const auto n = keys.size();
+  if (!system) {
+    promise->set_value(std::vector<key_status>(n, {key_error::unavailable, 0}));
+    return result;
+  }
+  auto receiver = system->spawn<caf::hidden>(put_receiver, promise, n, deadline, writer);
+  caf::send_as(receiver, writer, caf::put_atom_v, std::move(keys), std::move(values));
+  return result;
+}
+
 eviction_listener::behavior_type eviction_callback(
   eviction_listener::pointer, std::function<void(std::vector<std::string>)> callback) {
   return {[callback](evicted_atom, std::vector<std::string>& keys) { callback(std::move(keys)); }};
@@ -350,20 +372,7 @@ std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
   if (keys.size() != values.size())
     throw std::invalid_argument("put: " + std::to_string(keys.size()) + " keys but " +
                                 std::to_string(values.size()) + " values");
-  auto promise = std::make_shared<std::promise<std::vector<key_status>>>();
-  auto result = promise->get_future();
-  const auto n = keys.size();
-  if (!i.system) {
-    promise->set_value(std::vector<key_status>(n, {key_error::unavailable, 0}));
-    return result;
-  }
-  // The put is enqueued at the writer before this returns, so a flush() that follows
-  // seals it. The writer answers `receiver`; hidden, so a stopping node does not
-  // wait for it.
-  auto receiver = i.system->spawn<caf::hidden>(
-    put_receiver, promise, n, std::optional{i.put_deadline()}, i.writer);
-  caf::send_as(receiver, i.writer, caf::put_atom_v, std::move(keys), std::move(values));
-  return result;
+  return send_put(i.system.get(), i.writer, std::move(keys), std::move(values), i.put_deadline());
 }
 
 std::future<std::vector<key_status>> node::put_from(
@@ -372,24 +381,14 @@ std::future<std::vector<key_status>> node::put_from(
   if (keys.size() != values.size())
     throw std::invalid_argument("put_from: " + std::to_string(keys.size()) + " keys but " +
                                 std::to_string(values.size()) + " values");
-  auto promise = std::make_shared<std::promise<std::vector<key_status>>>();
-  auto result = promise->get_future();
-  const auto n = keys.size();
-  if (!i.system) {
-    promise->set_value(std::vector<key_status>(n, {key_error::unavailable, 0}));
-    return result;
-  }
   caller_values refs;
-  refs.address.reserve(n);
-  refs.size.reserve(n);
+  refs.address.reserve(values.size());
+  refs.size.reserve(values.size());
   for (const auto& v : values) {
     refs.address.push_back(reinterpret_cast<std::uintptr_t>(v.data()));
     refs.size.push_back(v.size());
   }
-  auto receiver = i.system->spawn<caf::hidden>(
-    put_receiver, promise, n, std::optional<std::chrono::milliseconds>{}, i.writer);
-  caf::send_as(receiver, i.writer, caf::put_atom_v, std::move(keys), std::move(refs));
-  return result;
+  return send_put(i.system.get(), i.writer, std::move(keys), std::move(refs), std::nullopt);
 }
 
 void node::flush() { impl_->ask<caf::ok_atom>(impl_->writer, caf::flush_atom_v); }

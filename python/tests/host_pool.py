@@ -31,9 +31,10 @@ class HostPool:
 
     def get_page_buffer_meta(self, indices):
         base = self.kv_buffer.data_ptr()
+        slots = indices.tolist() if hasattr(indices, "tolist") else list(indices)
         ptrs, sizes = [], []
-        for i in range(0, len(indices), self.page_size):
-            page = int(indices[i]) // self.page_size
+        for i in range(0, len(slots), self.page_size):
+            page = slots[i] // self.page_size
             for e in range(self.entries):
                 ptrs.append(base + page * self.page_bytes + e * self.entry_bytes)
                 sizes.append(self.entry_bytes)

@@ -168,6 +168,7 @@ def test_the_gil_is_released_during_a_get(data_dir):
     pool.fill(range(8), seed=8)
     keys = [f"g{i}" for i in range(8)]
     assert store.batch_set_v1(keys, pool.indices(range(8))) == [True] * 8
+    targets = pool.indices(range(8, 16))
     counter = [0]
     stop = threading.Event()
 
@@ -176,15 +177,15 @@ def test_the_gil_is_released_during_a_get(data_dir):
             counter[0] += 1
 
     # Without a release, the spinning thread could take the GIL only when the switch
-    # interval ran out, far longer than the get takes: any count it adds during the
-    # get is proof the get let go of the GIL.
+    # interval (2 s) ran out, far longer than this 64 MiB get takes: any count it adds
+    # during the get is proof the get let go of the GIL.
     interval = sys.getswitchinterval()
-    sys.setswitchinterval(30.0)
+    sys.setswitchinterval(2.0)
     spinner = threading.Thread(target=spin)
     try:
         spinner.start()
         before = counter[0]
-        results = store.batch_get_v1(keys, pool.indices(range(8, 16)))
+        results = store.batch_get_v1(keys, targets)
         during = counter[0] - before
     finally:
         stop.set()

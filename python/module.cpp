@@ -151,7 +151,25 @@ PYBIND11_MODULE(_spillway, m) {
            },
            py::arg("pointer"))
       .def("metrics", &node_store::metrics, py::call_guard<py::gil_scoped_release>(),
-           "The node's figures as Prometheus text.");
+           "The node's figures as Prometheus text.")
+      .def("_bench_get_into",
+           [](node_store& s, const py::handle& keys, const py::handle& targets) {
+             auto k = keys_arg(keys);
+             caller_memory memory(targets, true, "targets");
+             std::vector<key_status> statuses;
+             std::vector<std::size_t> sizes;
+             std::chrono::duration<double> took{};
+             {
+               py::gil_scoped_release released;
+               const auto start = std::chrono::steady_clock::now();
+               statuses = s.get_into(k, memory.spans(), sizes);
+               took = std::chrono::steady_clock::now() - start;
+             }
+             return py::make_tuple(statuses_of(statuses), took.count());
+           },
+           py::arg("keys"), py::arg("targets"),
+           "get_into timed in C++ around node::get_batch_into alone: (statuses, seconds), "
+           "the baseline python/bench/bench_hicache.py holds the Python layer against.");
   bind_store(node);
 
   py::class_<client_store> client(m, "Client",

@@ -194,3 +194,13 @@ def test_the_gil_is_released_during_a_get(data_dir):
     assert results == [True] * 8
     assert during > 0
     store.close()
+
+
+def test_a_failed_set_is_false_and_never_visible(data_dir):
+    store, pool = open_store(data_dir, "llama-3-8b", pages=2)
+    pool.fill([0, 1], seed=11)
+    too_long = "x" * 5000  # over the node's 4 KiB key limit: the put fails as too_large
+    assert store.batch_set_v1(["fine", too_long], pool.indices([0, 1])) == [True, False]
+    assert store.batch_exists(["fine", too_long]) == 1
+    assert store.batch_exists([too_long]) == 0
+    store.close()

@@ -164,10 +164,14 @@ class SpillwayStore(HiCacheStorage):
 
     # -- the v1 (zero-copy) path ----------------------------------------------------
 
-    def _page_values(self, keys, host_indices):
-        """The values of each page of `keys`, and where each lies in the host pool."""
+    def _require_pool(self):
+        # The namespace holds the pool's dtype, layout and page size.
         if self._pool is None:
             raise RuntimeError("SpillwayStore: register_mem_pool_host was not called")
+
+    def _page_values(self, keys, host_indices):
+        """The values of each page of `keys`, and where each lies in the host pool."""
+        self._require_pool()
         ptrs, sizes = self._pool.get_page_buffer_meta(host_indices)
         per = len(self._entry_sizes)
         if len(ptrs) != per * len(keys):
@@ -217,8 +221,7 @@ class SpillwayStore(HiCacheStorage):
         return present
 
     def batch_exists(self, keys: List[str], extra_info=None) -> int:
-        if self._plan is None:
-            raise RuntimeError("SpillwayStore: register_mem_pool_host was not called")
+        self._require_pool()
         names = [self._namespace + key + p[0] for key in keys for p in self._plan]
         pages = self._per_page(self._store.exists(names), len(keys))
         return pages.index(False) if False in pages else len(pages)
@@ -229,6 +232,7 @@ class SpillwayStore(HiCacheStorage):
     # -- the generic path: one flat value per key -----------------------------------
 
     def _flat_values(self, keys, items, sizes, argument):
+        self._require_pool()
         names, memory, owners = [], [], []
         for i, key in enumerate(keys):
             pointer, size = _memory(items[i], None if sizes is None else sizes[i],

@@ -165,10 +165,11 @@ PYBIND11_MODULE(_spillway, m) {
                statuses = s.get_into(k, memory.spans(), sizes);
                took = std::chrono::steady_clock::now() - start;
              }
-             return py::make_tuple(statuses_of(statuses), took.count());
+             return py::make_tuple(statuses_of(statuses), py::cast(sizes), took.count());
            },
            py::arg("keys"), py::arg("targets"),
-           "get_into timed in C++ around node::get_batch_into alone: (statuses, seconds), "
+           "get_into timed in C++ around node::get_batch_into alone: (statuses, sizes, "
+           "seconds), "
            "the baseline python/bench/bench_hicache.py holds the Python layer against.");
   bind_store(node);
 

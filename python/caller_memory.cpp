@@ -38,8 +38,6 @@ std::span<std::byte> pair_memory(const py::tuple& pair, const std::string& argum
   return {reinterpret_cast<std::byte*>(address), static_cast<std::size_t>(size)};
 }
 
-}  // namespace
-
 std::span<std::byte> memory_of(const py::handle& item, bool writable,
                                const std::string& argument, std::vector<Py_buffer>& buffers,
                                std::vector<py::object>& tensors) {
@@ -60,6 +58,8 @@ std::span<std::byte> memory_of(const py::handle& item, bool writable,
   buffers.push_back(view);
   return {static_cast<std::byte*>(view.buf), static_cast<std::size_t>(view.len)};
 }
+
+}  // namespace
 
 caller_memory::caller_memory(const py::handle& items, bool writable, const char* argument) {
   if (!py::isinstance<py::sequence>(items) || py::isinstance<py::str>(items))

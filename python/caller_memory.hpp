@@ -30,10 +30,4 @@ private:
   std::vector<pybind11::object> tensors_;
 };
 
-// One item of the above, alone.
-std::span<std::byte> memory_of(const pybind11::handle& item, bool writable,
-                               const std::string& argument,
-                               std::vector<Py_buffer>& buffers,
-                               std::vector<pybind11::object>& tensors);
-
 }  // namespace spillway::python

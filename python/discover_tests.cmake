@@ -3,8 +3,11 @@
 # counts what really ran. A test pytest skips shows as skipped, by its summary line.
 #   PYTHON, SOURCE_DIR, TESTS_DIR, OUTPUT, ENVIRONMENT (a list of NAME=VALUE)
 foreach(entry ${ENVIRONMENT})
-  string(REGEX MATCH "^[^=]+" name "${entry}")
-  string(REGEX REPLACE "^[^=]+=" "" value "${entry}")
+  # Split at the first '=' only (a REGEX REPLACE with ^ would take every NAME= prefix).
+  string(FIND "${entry}" "=" at)
+  string(SUBSTRING "${entry}" 0 ${at} name)
+  math(EXPR at "${at} + 1")
+  string(SUBSTRING "${entry}" ${at} -1 value)
   set(ENV{${name}} "${value}")
 endforeach()
 execute_process(

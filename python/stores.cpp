@@ -8,8 +8,8 @@ namespace spillway::python {
 
 namespace {
 
-// node::put and client::put take their values as strings: the one copy a put makes
-// on this side, made with the GIL released.
+// client::put takes its values as strings: the one copy a remote put makes on this
+// side, made with the GIL released.
 std::vector<std::string> copied(const spans& values) {
   std::vector<std::string> out;
   out.reserve(values.size());
@@ -41,9 +41,7 @@ std::vector<key_status> node_store::put(const std::vector<std::string>& keys,
                                         const spans& values) {
   check_lengths("values", keys.size(), values.size());
   return with_node([&](spillway::node& n) {
-    auto written = n.put(keys, copied(values));
-    n.flush();
-    return written.get();
+    return n.put_from(keys, {values.begin(), values.end()}).get();
   });
 }
 

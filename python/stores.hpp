@@ -24,8 +24,9 @@ public:
   explicit node_store(node_config config);
   ~node_store();  // stop()
 
-  // Returns once every key is sealed, synced and published (or failed): it seals the
-  // open bucket rather than wait storage.seal_after_ms.
+  // Returns once every key is durable and published (its group commit: written,
+  // fdatasynced, readable) or failed. The values are written from the caller's memory
+  // (node::put_from): whole pages of a value that starts on a page are not copied.
   std::vector<key_status> put(const std::vector<std::string>& keys, const spans& values);
   std::vector<read_value> get(const std::vector<std::string>& keys);
   std::vector<key_status> get_into(const std::vector<std::string>& keys, const spans& targets,

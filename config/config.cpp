@@ -139,6 +139,9 @@ constexpr std::array schema = {
     choice(SPILLWAY_KEY(node, log_format), "text|json",
            "log lines as text, or one JSON object a line for log shippers"),
     integer(SPILLWAY_KEY(node, scheduler_threads), 0, 256, "CAF workers; 0 = one per core"),
+    integer(SPILLWAY_KEY(node, stop_timeout_ms), 1, 3600000,
+            "serve: on SIGTERM, how long the requests in flight may take before the stop is "
+            "forced (exit 1)"),
 
     text(SPILLWAY_KEY(storage, data_dir), "directory holding the bucket files"),
     size(SPILLWAY_KEY(storage, bucket_size_limit), 64 * KiB, 16 * GiB,

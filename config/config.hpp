@@ -21,6 +21,7 @@ struct node_section {
   std::string log_level = "info";           // trace | debug | info | warn | error | off
   std::string log_format = "text";          // text | json (one object a line, for shippers)
   std::uint64_t scheduler_threads = 0;      // CAF workers; 0 = one per core
+  std::uint64_t stop_timeout_ms = 30000;    // serve: a stop drains this long, then forces
 
   bool operator==(const node_section&) const = default;
 };

@@ -295,6 +295,20 @@ void node::stop() {
   spdlog::info("node {} stopped", i.config.node.id);
 }
 
+// Without a timeout: a blocking request's timeout holds its scoped actor in the clock,
+// and the actor system's destructor waits for that actor until the timeout passes.
+bool node::drain() {
+  auto& i = *impl_;
+  if (!i.service) return true;
+  if (i.port) i.system->middleman().unpublish(i.service, i.port);
+  caf::scoped_actor self{*i.system};
+  bool drained = false;
+  self->request(i.service, caf::infinite, caf::close_atom_v)
+    .receive([&](caf::ok_atom) { drained = true; },
+             [&](caf::error& err) { spdlog::warn("drain: {}", i.system->render(err)); });
+  return drained;
+}
+
 // Every handle is dropped before the system goes: a detached actor's thread waits for
 // the last reference to its actor, and the system waits for that thread.
 void node::stop_services() {

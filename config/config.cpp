@@ -214,6 +214,10 @@ constexpr std::array schema = {
     integer(SPILLWAY_KEY(cluster, request_timeout_ms), 1, 600000,
             "a request to another node fails after this"),
 
+    boolean(SPILLWAY_KEY(security, allow_insecure),
+            "let node.listen and transfer.listen take an address off loopback without TLS: "
+            "anyone who reaches them can store, read and delete keys"),
+
     boolean(SPILLWAY_KEY(fault, enabled), "must be true for any other [fault] key"),
     integer(SPILLWAY_KEY(fault, seed), 0, toml_int_max, "seeds the fault dice"),
     ratio(SPILLWAY_KEY(fault, read_error_rate), 0, 1, "reads that complete with EIO"),
@@ -247,12 +251,13 @@ struct section_spec {
   std::string_view purpose;  // what the gate guards, for the refusal message
 };
 
-constexpr std::array<section_spec, 6> sections = {{
+constexpr std::array<section_spec, 7> sections = {{
     {"node", "This node's identity and runtime.", {}, {}},
     {"storage", "Bucket files on the SSD.", {}, {}},
     {"read", "Reading buckets back into registered memory.", {}, {}},
     {"transfer", "Moving read data to the requester.", {}, {}},
     {"cluster", "The other nodes.", {}, {}},
+    {"security", "Who may reach the node's listeners.", {}, {}},
     {"fault", "Fault injection for tests.", "enabled", "fault injection"},
 }};
 

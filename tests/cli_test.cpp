@@ -297,7 +297,8 @@ TEST_CASE("serve refuses a listener off loopback unless security.allow_insecure 
   REQUIRE_MESSAGE(serve.wait_for_stderr("serving", std::chrono::seconds(30)), serve.err());
   CHECK(serve.err().find("INSECURE: node.listen = \"0.0.0.0:0\"") != std::string::npos);
   serve.send_signal(SIGTERM);
-  CHECK(serve.finish() == 0);
+  const int code = serve.finish();
+  CHECK_MESSAGE(code == 0, serve.err());
 }
 
 TEST_CASE("the store commands refuse a data dir that a running node holds") {

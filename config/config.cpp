@@ -139,6 +139,9 @@ constexpr std::array schema = {
     choice(SPILLWAY_KEY(node, log_format), "text|json",
            "log lines as text, or one JSON object a line for log shippers"),
     integer(SPILLWAY_KEY(node, scheduler_threads), 0, 256, "CAF workers; 0 = one per core"),
+    integer(SPILLWAY_KEY(node, stop_timeout_ms), 1, 3600000,
+            "serve: on SIGTERM, how long the requests in flight may take before the stop is "
+            "forced (exit 1)"),
 
     text(SPILLWAY_KEY(storage, data_dir), "directory holding the bucket files"),
     size(SPILLWAY_KEY(storage, bucket_size_limit), 64 * KiB, 16 * GiB,
@@ -214,6 +217,10 @@ constexpr std::array schema = {
     integer(SPILLWAY_KEY(cluster, request_timeout_ms), 1, 600000,
             "a request to another node fails after this"),
 
+    boolean(SPILLWAY_KEY(security, allow_insecure),
+            "let node.listen and transfer.listen take an address off loopback without TLS: "
+            "anyone who reaches them can store, read and delete keys"),
+
     boolean(SPILLWAY_KEY(fault, enabled), "must be true for any other [fault] key"),
     integer(SPILLWAY_KEY(fault, seed), 0, toml_int_max, "seeds the fault dice"),
     ratio(SPILLWAY_KEY(fault, read_error_rate), 0, 1, "reads that complete with EIO"),
@@ -253,12 +260,13 @@ struct section_spec {
   std::string_view purpose;  // what the gate guards, for the refusal message
 };
 
-constexpr std::array<section_spec, 6> sections = {{
+constexpr std::array<section_spec, 7> sections = {{
     {"node", "This node's identity and runtime.", {}, {}},
     {"storage", "Bucket files on the SSD.", {}, {}},
     {"read", "Reading buckets back into registered memory.", {}, {}},
     {"transfer", "Moving read data to the requester.", {}, {}},
     {"cluster", "The other nodes.", {}, {}},
+    {"security", "Who may reach the node's listeners.", {}, {}},
     {"fault", "Fault injection for tests.", "enabled", "fault injection"},
 }};
 

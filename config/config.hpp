@@ -21,6 +21,7 @@ struct node_section {
   std::string log_level = "info";           // trace | debug | info | warn | error | off
   std::string log_format = "text";          // text | json (one object a line, for shippers)
   std::uint64_t scheduler_threads = 0;      // CAF workers; 0 = one per core
+  std::uint64_t stop_timeout_ms = 30000;    // serve: a stop drains this long, then forces
 
   bool operator==(const node_section&) const = default;
 };
@@ -89,6 +90,14 @@ struct cluster_section {
   bool operator==(const cluster_section&) const = default;
 };
 
+// Who may reach the node's listeners. No TLS yet: a listener off loopback is refused
+// unless allow_insecure, since anyone who reaches it can store, read and delete keys.
+struct security_section {
+  bool allow_insecure = false;  // let node.listen and transfer.listen leave loopback
+
+  bool operator==(const security_section&) const = default;
+};
+
 // Fault injection for tests; every key but `enabled` is refused unless enabled = true.
 struct fault_section {
   bool enabled = false;
@@ -120,6 +129,7 @@ struct node_config {
   read_section read;
   transfer_section transfer;
   cluster_section cluster;
+  security_section security;
   fault_section fault;
 
   bool operator==(const node_config&) const = default;

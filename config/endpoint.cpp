@@ -1,5 +1,7 @@
 #include "config/endpoint.hpp"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 
 namespace spillway {
@@ -20,6 +22,14 @@ std::optional<endpoint> parse_endpoint(std::string_view text) {
   if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535)
     return std::nullopt;
   return endpoint{std::string{host}, static_cast<std::uint16_t>(value)};
+}
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace spillway

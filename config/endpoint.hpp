@@ -17,4 +17,7 @@ struct endpoint {
 // nullopt unless the text is a non-empty host, a colon and a port from 0 to 65535.
 std::optional<endpoint> parse_endpoint(std::string_view text);
 
+// Whether only this machine can reach a listener on `host`: "localhost", 127.0.0.0/8, ::1.
+bool is_loopback(const std::string& host);
+
 }  // namespace spillway

@@ -69,8 +69,11 @@ using remote_node_actor = caf::typed_actor<
   caf::replies_to<report_atom>::with<node_report>>;
 
 // What node.listen publishes: the node actor's protocol (callers in this process get
-// arena addresses from it) and the remote one.
-using service_actor = node_actor::extend_with<remote_node_actor>;
+// arena addresses from it), the remote one, and close: from this process only, the
+// start of a graceful stop; remote requests are refused from then on, the open bucket
+// is sealed, and ok comes once every remote request taken before is answered.
+using service_actor = node_actor::extend_with<remote_node_actor>::extend<
+  caf::replies_to<caf::close_atom>::with<caf::ok_atom>>;
 
 // A client's link to one node (actors/node_link.cpp): the node's remote interface,
 // answered at once with request_receiver_down while the node is not connected, plus

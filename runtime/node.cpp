@@ -158,6 +158,26 @@ recovered_store recover(const storage_section& storage, std::uint64_t room) {
   return recovered;
 }
 
+// Anyone who reaches node.listen or transfer.listen can store, read and delete keys, and
+// CAF allocates what a connection's message header claims (up to 4 GiB): off loopback
+// only when the config says so, and then loudly.
+void check_listeners(const node_config& config) {
+  for (const auto& [key, listen] : {std::pair{"node.listen", config.node.listen},
+                                    std::pair{"transfer.listen", config.transfer.listen}}) {
+    const auto where = parse_endpoint(listen);  // validated by the config loader
+    if (!where || is_loopback(where->host)) continue;
+    if (!config.security.allow_insecure)
+      throw startup_error(std::string{key} + " = \"" + listen +
+                          "\": not a loopback address, and the node has no TLS yet: anyone "
+                          "who reaches it can store, read and delete keys. Set "
+                          "security.allow_insecure = true to listen there anyway");
+    spdlog::warn("INSECURE: {} = \"{}\" is reachable from other machines without TLS or "
+                 "authentication (security.allow_insecure = true): anyone who reaches it can "
+                 "store, read and delete keys",
+                 key, listen);
+  }
+}
+
 // Every sealed bucket keeps its file open (its bucket actor's fd), so a store of
 // thousands of buckets needs more than the usual soft limit of 1024 descriptors.
 void raise_open_file_limit() {
@@ -253,6 +273,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   auto& i = *impl_;
   configure_logging(config.node.log_level, config.node.log_format);
   check_transport(config.transfer);
+  check_listeners(config);
   raise_open_file_limit();
   lock_data_dir(i.lock, config.storage);
   i.config = std::move(config);
@@ -324,6 +345,20 @@ void node::stop() {
   caf::anon_send_exit(i.supervisor, caf::exit_reason::user_shutdown);
   stop_services();
   spdlog::info("node {} stopped", i.config.node.id);
+}
+
+// Without a timeout: a blocking request's timeout holds its scoped actor in the clock,
+// and the actor system's destructor waits for that actor until the timeout passes.
+bool node::drain() {
+  auto& i = *impl_;
+  if (!i.service) return true;
+  if (i.port) i.system->middleman().unpublish(i.service, i.port);
+  caf::scoped_actor self{*i.system};
+  bool drained = false;
+  self->request(i.service, caf::infinite, caf::close_atom_v)
+    .receive([&](caf::ok_atom) { drained = true; },
+             [&](caf::error& err) { spdlog::warn("drain: {}", i.system->render(err)); });
+  return drained;
 }
 
 // Every handle is dropped before the system goes: a detached actor's thread waits for

@@ -79,6 +79,13 @@ public:
   // all of them. Idempotent.
   void stop();
 
+  // The first half of a graceful stop: node.listen stops accepting connections, remote
+  // requests on open ones are refused (a client hears unavailable), the open bucket is
+  // sealed, and this returns once every remote request taken before is answered: true,
+  // or false when the node could not be asked. stop() comes next. No deadline of its
+  // own: the caller bounds the wait (spillway serve: node.stop_timeout_ms).
+  bool drain();
+
   const node_config& config() const;
 
   // The port node.listen resolved to (it may ask for 0); 0 when not published.

@@ -278,6 +278,29 @@ TEST_CASE("a key with a newline and escapes is printed escaped everywhere") {
   CHECK(get.err.find("spillway get: corrupt" + escaped + ": corrupt") != std::string::npos);
 }
 
+TEST_CASE("serve refuses a listener off loopback unless security.allow_insecure and then warns") {
+  test::temp_dir dir;
+  const auto config = [&](const std::string& security) {
+    return write_file(dir, "open.toml",
+                      "[node]\nlisten = \"0.0.0.0:0\"\n[storage]\ndata_dir = \"" +
+                        (dir.path() / "data").string() + "\"\n[read]\nreaders = 1\n" + security);
+  };
+  const auto refused = run_spillway({"serve", "-c", config("")});
+  CHECK(refused.exit_code != 0);
+  CHECK_MESSAGE(refused.err.find("node.listen = \"0.0.0.0:0\": not a loopback address") !=
+                  std::string::npos,
+                refused.err);
+  CHECK(refused.err.find("security.allow_insecure") != std::string::npos);
+
+  test::child_process serve{
+    {SPILLWAY_BINARY, "serve", "-c", config("[security]\nallow_insecure = true\n")}};
+  REQUIRE_MESSAGE(serve.wait_for_stderr("serving", std::chrono::seconds(30)), serve.err());
+  CHECK(serve.err().find("INSECURE: node.listen = \"0.0.0.0:0\"") != std::string::npos);
+  serve.send_signal(SIGTERM);
+  const int code = serve.finish();
+  CHECK_MESSAGE(code == 0, serve.err());
+}
+
 TEST_CASE("the store commands refuse a data dir that a running node holds") {
   test::temp_dir dir;
   test::child_process serve{{SPILLWAY_BINARY, "serve", "-c", serve_config(dir)}};

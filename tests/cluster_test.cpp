@@ -5,12 +5,16 @@
 
 #include <csignal>
 #include <fstream>
-#include <optional>
+#include <future>
 #include <string>
 #include <vector>
 
 #include "runtime/client.hpp"
+#include "tests/eventually.hpp"
+#include "tests/faultfs_mount.hpp"
 #include "tests/node_leaks.hpp"
+#include "tests/serve_process.hpp"
+#include "tests/skip.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 #include "tools/generated_value.hpp"
@@ -25,49 +29,15 @@ constexpr std::uint64_t seed = 14;
 // machine a batch answers in seconds. A dead node must fail far below this.
 constexpr std::uint64_t request_timeout_ms = 20000;
 
-// One `spillway serve` with a data dir of its own; started on a free port, restarted on
-// the same one.
-class serve_process {
-public:
-  void start(std::uint16_t port) {
-    const auto config = (dir_.path() / "node.toml").string();
-    std::ofstream{config} << "[node]\nlisten = \"127.0.0.1:" << port << "\"\n"
-                          << "[storage]\ndata_dir = \"" << (dir_.path() / "data").string()
-                          << "\"\nseal_after_ms = 5\n"
-                          << "[read]\narena_size = \"64MiB\"\narena_chunk = \"64MiB\"\n"
-                          << "readers = 1\n";
-    process_.emplace(std::vector<std::string>{SPILLWAY_BINARY, "serve", "-c", config});
-    REQUIRE_MESSAGE(process_->wait_for_stderr("serving", 60s), process_->err());
-    const auto& err = process_->err();
-    const auto at = err.find("listening on port ");
-    REQUIRE(at != std::string::npos);
-    port_ = static_cast<std::uint16_t>(std::stoul(err.substr(at + 18)));
-  }
-
-  void kill() {
-    process_->send_signal(SIGKILL);
-    CHECK(process_->finish() == 128 + SIGKILL);
-    process_.reset();
-  }
-
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::uint16_t port() const { return port_; }
-
-private:
-  test::temp_dir dir_;
-  std::optional<test::child_process> process_;
-  std::uint16_t port_ = 0;
-};
-
 struct cluster_fixture : test::node_leaks {
-  std::vector<serve_process> nodes = std::vector<serve_process>(3);
+  std::vector<test::serve_process> nodes = std::vector<test::serve_process>(3);
   std::vector<std::string> keys;
   std::vector<std::string> values;
 
   cluster_section start(std::uint64_t replicas) {
     cluster_section c;
     for (auto& n : nodes) {
-      n.start(0);
+      n.start();
       c.nodes.push_back(n.address());
     }
     c.replicas = replicas;
@@ -82,6 +52,31 @@ struct cluster_fixture : test::node_leaks {
       keys.push_back(generated_key("kv/", i));
       values.push_back(generated_value(sizes[i % 5], seed, keys.back()));
     }
+  }
+
+  // Every key back with its exact value.
+  void check_exact(const std::vector<read_value>& got) const {
+    REQUIRE(got.size() == keys.size());
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      REQUIRE_MESSAGE(got[k].status.ok(), keys[k] << ": " << to_string(got[k].status));
+      REQUIRE(got[k].value == values[k]);
+    }
+  }
+
+  // With node `dead` gone: its keys unavailable, every other key exact; how many were its.
+  std::size_t check_dead(const client& c, const std::vector<read_value>& got,
+                         std::uint32_t dead) const {
+    std::size_t unavailable = 0;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      if (c.placed().owner(keys[k]) == dead) {
+        CHECK(got[k].status == key_status{key_error::unavailable, 0});
+        ++unavailable;
+      } else {
+        REQUIRE_MESSAGE(got[k].status.ok(), keys[k] << ": " << to_string(got[k].status));
+        CHECK(got[k].value == values[k]);
+      }
+    }
+    return unavailable;
   }
 
   // Keys held by each node, as each node itself counts them.
@@ -113,36 +108,53 @@ TEST_CASE_FIXTURE(cluster_fixture,
   CHECK(held(c) == owned);
   for (auto n : owned) CHECK(std::abs(static_cast<double>(n) / 3000 - 1.0 / 3) < 0.05);
 
-  const auto got = c.get(keys);
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    REQUIRE_MESSAGE(got[k].status.ok(), keys[k] << ": " << to_string(got[k].status));
-    REQUIRE(got[k].value == values[k]);
-  }
+  check_exact(c.get(keys));
 
   nodes[1].kill();
   const auto asked = std::chrono::steady_clock::now();
   const auto after_kill = c.get(keys);
   const auto took = std::chrono::steady_clock::now() - asked;
   CHECK(took < std::chrono::milliseconds{request_timeout_ms / 10});
-  std::size_t unavailable = 0;
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    if (c.placed().owner(keys[k]) == 1) {
-      CHECK(after_kill[k].status == key_status{key_error::unavailable, 0});
-      ++unavailable;
-    } else {
-      CHECK(after_kill[k].status.ok());
-      CHECK(after_kill[k].value == values[k]);
-    }
-  }
-  CHECK(unavailable == owned[1]);
+  CHECK(check_dead(c, after_kill, 1) == owned[1]);
 
   nodes[1].start(nodes[1].port());
   REQUIRE(c.await_connected(30s) == 3);  // the client reconnected on its own
-  const auto restarted = c.get(keys);
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    REQUIRE_MESSAGE(restarted[k].status.ok(), keys[k] << ": " << to_string(restarted[k].status));
-    REQUIRE(restarted[k].value == values[k]);
-  }
+  check_exact(c.get(keys));
+}
+
+// The victim's reads are frozen in spillway-faultfs, so the batch is surely in flight on
+// it when it dies: its keys must fail as the connection drops, not at the timeout.
+TEST_CASE_FIXTURE(cluster_fixture,
+                  "a node killed while a batch is in flight on it fails its keys fast as "
+                  "unavailable and the rest are exact") {
+  test::faultfs_mount fs;
+  if (!fs.usable()) return test::skip_test(fs.why());
+  nodes[1].data_dir = fs.mountpoint() / "data";
+  nodes[1].read_keys = "timeout_ms = 600000\n";
+  const auto cluster = start(1);
+  make_values(600);
+  client c{cluster};
+  REQUIRE(c.await_connected(30s) == 3);
+  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+
+  const auto rule = fs.add("op=read path=*.bucket fault=freeze");
+  auto batch = std::async(std::launch::async, [&] { return c.get(keys); });
+  REQUIRE(test::eventually([&] { return fs.held(rule) > 0; }));
+  const auto killed = std::chrono::steady_clock::now();
+  nodes[1].kill();
+  const auto got = batch.get();
+  const auto took = std::chrono::steady_clock::now() - killed;
+  MESSAGE("a dead node's keys failed "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+          << " ms after SIGKILL (cluster.request_timeout_ms = " << request_timeout_ms << ")");
+  CHECK(took < std::chrono::milliseconds{request_timeout_ms / 20});
+  CHECK(check_dead(c, got, 1) > 0);
+
+  fs.clear();
+  nodes[1].start(nodes[1].port());
+  REQUIRE(c.await_connected(30s) == 3);
+  check_exact(c.get(keys));
+  CHECK(nodes[1].stop(SIGTERM) == 0);  // off the mount before it goes
 }
 
 TEST_CASE_FIXTURE(cluster_fixture, "with replicas = 2 no key is lost when a node dies") {
@@ -156,12 +168,54 @@ TEST_CASE_FIXTURE(cluster_fixture, "with replicas = 2 no key is lost when a node
   REQUIRE(copies[0] > 0);  // the node about to die holds keys of its own
 
   nodes[0].kill();
-  const auto got = c.get(keys);
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    REQUIRE_MESSAGE(got[k].status.ok(), keys[k] << ": " << to_string(got[k].status));
-    REQUIRE(got[k].value == values[k]);
-  }
+  check_exact(c.get(keys));
   CHECK(c.exists(keys).prefix == keys.size());
+}
+
+TEST_CASE_FIXTURE(cluster_fixture,
+                  "the CLI puts gets checks and removes keys on the nodes of --cluster FILE and "
+                  "on one --node") {
+  const auto cluster = start(1);
+  make_values(6);
+  test::temp_dir dir;
+  const auto nodes_file = (dir.path() / "cluster.toml").string();
+  std::ofstream{nodes_file} << "[cluster]\nnodes = [\"" << cluster.nodes[0] << "\", \""
+                            << cluster.nodes[1] << "\", \"" << cluster.nodes[2] << "\"]\n";
+  const placement placed{cluster.nodes};
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const auto file = (dir.path() / std::to_string(k)).string();
+    std::ofstream{file, std::ios::binary} << values[k];
+    const auto put = test::run_spillway({"put", keys[k], file, "--cluster", nodes_file});
+    REQUIRE_MESSAGE(put.exit_code == 0, put.err);
+  }
+  // Each key went to its owner alone: asked of it, the value; of another node, not found.
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const auto owner = placed.owner(keys[k]);
+    const auto got = test::run_spillway({"get", keys[k], "--node", cluster.nodes[owner]});
+    CHECK_MESSAGE(got.exit_code == 0, got.err);
+    CHECK(got.out == values[k]);
+    const auto elsewhere =
+      test::run_spillway({"get", keys[k], "--node", cluster.nodes[(owner + 1) % 3]});
+    CHECK(elsewhere.exit_code == 1);
+    CHECK(elsewhere.err.find(keys[k] + ": not_found") != std::string::npos);
+  }
+  const auto there =
+    test::run_spillway({"exists", keys[0], keys[1], "nowhere", keys[2], "--cluster", nodes_file});
+  CHECK(there.exit_code == 0);
+  CHECK(there.out == "present " + keys[0] + "\npresent " + keys[1] + "\nabsent nowhere\npresent " +
+                       keys[2] + "\nprefix 2\n");
+  const auto removed = test::run_spillway({"rm", keys[0], keys[1], "--cluster", nodes_file});
+  CHECK(removed.exit_code == 0);
+  CHECK(removed.out == "removed 2\n");
+  const auto gone = test::run_spillway({"get", keys[0], "--cluster", nodes_file});
+  CHECK(gone.exit_code == 1);
+  CHECK(gone.err.find(keys[0] + ": not_found") != std::string::npos);
+
+  const auto dead = placed.owner(keys[2]);
+  nodes[dead].kill();
+  const auto down = test::run_spillway({"get", keys[2], "--cluster", nodes_file});
+  CHECK(down.exit_code == 1);
+  CHECK_MESSAGE(down.err.find(keys[2] + ": unavailable") != std::string::npos, down.err);
 }
 
 }  // TEST_SUITE

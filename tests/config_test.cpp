@@ -260,7 +260,7 @@ TEST_SUITE("config") {
   }
 
   TEST_CASE("an unknown section is named with the known sections") {
-    const std::string known = "(known sections: node, storage, read, transfer, cluster, fault)";
+    const std::string known = "(known sections: node, storage, read, transfer, cluster, security, fault)";
     CHECK(problem_of("[node]\nid = 2\n\n[reed]\nwindow = 3\n") ==
           "node.toml:4:2: unknown section 'reed' " + known);
     CHECK(problem_of("[node]\nid = 2\n\n[[read]]\nwindow = 3\n") ==

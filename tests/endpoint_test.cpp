@@ -29,6 +29,13 @@ TEST_CASE("malformed endpoints are refused") {
     CHECK_MESSAGE(!parse_endpoint(bad), bad);
 }
 
+TEST_CASE("loopback hosts are told from the rest") {
+  for (const char* host : {"localhost", "127.0.0.1", "127.3.2.1", "::1"})
+    CHECK_MESSAGE(is_loopback(host), host);
+  for (const char* host : {"0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "::ffff:127.0.0.1", "example.com", ""})
+    CHECK_MESSAGE(!is_loopback(host), host);
+}
+
 }  // TEST_SUITE
 }  // namespace
 }  // namespace spillway

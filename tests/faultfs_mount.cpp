@@ -14,6 +14,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/eventually.hpp"
+
 namespace spillway::test {
 namespace {
 
@@ -74,8 +76,14 @@ faultfs_mount::~faultfs_mount() {
   } catch (const std::exception& e) {  // the child died: its stderr says why
     FAIL_CHECK(e.what(), " ", child_->err());
   }
-  const auto unmounted = run_command({fusermount_, "-u", mountpoint_.string()});
-  // Busy: something (a leaked fd) still holds the mount. Say so, and detach it anyway.
+  // A process killed while the mount froze its read lets go of its files only once the
+  // kernel has torn its io_uring down, after the release above: asked again until then.
+  process_result unmounted;
+  test::eventually([&] {
+    unmounted = run_command({fusermount_, "-u", mountpoint_.string()});
+    return unmounted.exit_code == 0;
+  });
+  // Busy still: something (a leaked fd) holds the mount. Say so, and detach it anyway.
   CHECK_MESSAGE(unmounted.exit_code == 0, "fusermount3 -u: ", unmounted.err);
   if (unmounted.exit_code != 0) {
     run_command({fusermount_, "-u", "-z", mountpoint_.string()});

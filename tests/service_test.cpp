@@ -2,7 +2,11 @@
 // network, as a remote client would, with requests a client of ours never sends.
 #include <doctest/doctest.h>
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <chrono>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -13,6 +17,7 @@
 
 #include "messages/service.hpp"
 #include "runtime/actor_system_setup.hpp"
+#include "runtime/net/tcp_socket.hpp"
 #include "runtime/node.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/remote_system.hpp"
@@ -59,6 +64,23 @@ node_config published(const test::temp_dir& dir) {
   config.read.readers = 1;
   config.storage.seal_after_ms = 5;
   return config;
+}
+
+// Sends `bytes` to the port on a connection of its own, as a port scanner or a confused
+// client would; true once the node has closed it, false if still open after 30 s.
+bool hung_up_after(std::uint16_t port, const std::string& bytes) {
+  int error = 0;
+  const auto peer = connect_tcp("127.0.0.1", port, error);
+  REQUIRE_MESSAGE(peer, std::strerror(error));
+  REQUIRE(send_all(peer.get(), bytes.data(), bytes.size()));
+  const timeval patience{30, 0};
+  ::setsockopt(peer.get(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  char sink[4096];
+  for (;;) {  // the node's handshake comes first, then the close
+    const auto got = ::recv(peer.get(), sink, sizeof sink, 0);
+    if (got == 0) return true;
+    if (got < 0) return false;
+  }
 }
 
 TEST_SUITE("service") {
@@ -119,6 +141,45 @@ TEST_CASE_FIXTURE(test::node_leaks, "a remote request over the bounds is refused
   const keys seventeen(17, std::string(inline_value_max, 'v'));
   CHECK(s.refusal(caf::put_atom_v, keys(17, "k"), seventeen).find("values") != std::string::npos);
   CHECK(s.ask<node_report>(report_atom_v).store.keys == 0);  // and it keeps serving
+  check_arena(n);
+}
+
+TEST_CASE_FIXTURE(test::node_leaks, "keys of 0 bytes and of 70 KB get their own error and the rest are served") {
+  test::temp_dir dir;
+  node n{published(dir)};
+  remote_service s{n.listen_port()};
+  const std::string huge(70000, 'k');  // over bucket_format::max_key_size
+  const auto put = s.ask<put_reply>(caf::put_atom_v, keys{"", huge, "a"}, keys{"1", "2", "3"});
+  CHECK(put.keys == std::vector<key_status>{{key_error::bad_key, 0}, {key_error::too_large, 0}, {}});
+  const auto got = s.ask<values_reply>(values_atom_v, keys{huge, "", "a"});
+  CHECK(got.answered == 3);
+  CHECK(got.status[0] == key_status{key_error::too_large, 0});
+  CHECK(got.status[1] == key_status{key_error::bad_key, 0});
+  CHECK(got.status[2].ok());
+  CHECK(got.values[2] == "3");
+  CHECK(s.ask<exists_reply>(exists_atom_v, keys{huge, "", "a"}).present ==
+        std::vector<std::uint8_t>{0, 0, 1});
+  CHECK(s.ask<std::uint64_t>(caf::delete_atom_v, keys{huge, ""}) == 0);
+  CHECK(s.ask<node_report>(report_atom_v).store.keys == 1);
+  check_arena(n);
+}
+
+// A raw socket, not a CAF peer: what a port scanner or a confused client sends.
+TEST_CASE_FIXTURE(test::node_leaks, "a peer sending garbage to the service port is dropped and the node keeps serving") {
+  test::temp_dir dir;
+  node n{published(dir)};
+  // Over one BASP header (32 bytes): a shorter one is waited for, holding nothing.
+  CHECK(hung_up_after(n.listen_port(), "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  CHECK(hung_up_after(n.listen_port(), std::string(4096, '\xff')));
+  {  // a header cut short, then the peer goes
+    int error = 0;
+    const auto peer = connect_tcp("127.0.0.1", n.listen_port(), error);
+    REQUIRE(peer);
+    REQUIRE(send_all(peer.get(), "\x01\x00\x00", 3));
+  }
+  remote_service s{n.listen_port()};
+  CHECK(s.ask<put_reply>(caf::put_atom_v, keys{"a"}, keys{"1"}).keys == std::vector<key_status>{{}});
+  CHECK(s.ask<values_reply>(values_atom_v, keys{"a"}).values.at(0) == "1");
   check_arena(n);
 }
 

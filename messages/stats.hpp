@@ -114,17 +114,26 @@ struct io_report {
   std::vector<std::uint32_t> keys;  // by key_error
   std::uint64_t bytes = 0;          // of the values handed out (get) or stored (put)
   std::uint64_t ns = 0;             // from the request to its answer
+  // A get's way to memory the caller owns (get_batch_into, and callers that copy values
+  // out of the arena), of the values handed out: read by the disk straight into it, read
+  // into the arena first (whole pages), and copied from there by memcpy.
+  std::uint64_t in_place_bytes = 0;
+  std::uint64_t bounced_bytes = 0;
+  std::uint64_t copied_bytes = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_report& x) {
-  return f(x.write, x.keys, x.bytes, x.ns);
+  return f(x.write, x.keys, x.bytes, x.ns, x.in_place_bytes, x.bounced_bytes, x.copied_bytes);
 }
 
 // What the node did since it started, summed by the meter (actors/meter.cpp).
 struct io_stats {
   std::vector<std::uint64_t> read_keys = std::vector<std::uint64_t>(key_error_count);
   std::uint64_t read_bytes = 0;
+  std::uint64_t read_in_place_bytes = 0;  // see io_report
+  std::uint64_t read_bounced_bytes = 0;
+  std::uint64_t read_copied_bytes = 0;
   latency_histogram get_latency;
   std::vector<std::uint64_t> written_keys = std::vector<std::uint64_t>(key_error_count);
   std::uint64_t written_bytes = 0;
@@ -133,8 +142,8 @@ struct io_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_stats& x) {
-  return f(x.read_keys, x.read_bytes, x.get_latency, x.written_keys, x.written_bytes,
-           x.put_latency);
+  return f(x.read_keys, x.read_bytes, x.read_in_place_bytes, x.read_bounced_bytes,
+           x.read_copied_bytes, x.get_latency, x.written_keys, x.written_bytes, x.put_latency);
 }
 
 // What this node's transfers did since it started: each slicer's own account, summed

@@ -176,6 +176,12 @@ void io_metrics(exposition& out, const io_stats& io) {
             io.read_keys);
   out.counter("spillway_read_bytes_total", "Value bytes handed out by batch gets, checked",
               static_cast<double>(io.read_bytes));
+  out.family("spillway_read_path_bytes_total", "counter",
+             "Value bytes on their way to memory a caller owns: read in place by the disk, "
+             "read into the arena first (bounced), copied out of it by memcpy")
+    .sample(static_cast<double>(io.read_in_place_bytes), {{"way", "in_place"}})
+    .sample(static_cast<double>(io.read_bounced_bytes), {{"way", "bounced"}})
+    .sample(static_cast<double>(io.read_copied_bytes), {{"way", "copied"}});
   histogram(out, "spillway_get_batch_seconds", "Time from a batch get to its answer",
             io.get_latency);
   by_status("spillway_written_keys_total", "Keys put, by what became of them", io.written_keys);

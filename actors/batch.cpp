@@ -398,6 +398,21 @@ void allocate(batch_pointer self) {
           });
 }
 
+// Every bucket answered its pin: reads in place go at once (they need no extent), the
+// others once the arena lends them one.
+void start_reads(batch_pointer self) {
+  auto& st = self->state;
+  if (st.group_mode()) {
+    dispatch_next_group(self);
+  } else {
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t i = 0; i < st.plans.size(); ++i)
+      if (st.plans[i].placed && !st.plans[i].done) ready.push_back(i);
+    dispatch(self, ready);
+  }
+  allocate(self);
+}
+
 // The keys of bucket `b` that could not be pinned fail with `status`; it holds no pin.
 void fail_bucket(batch_state& st, std::uint32_t b, key_status status) {
   st.buckets[b].file.fd = -1;
@@ -425,12 +440,12 @@ void pin_buckets(batch_pointer self) {
             for (auto& p : st.plans)
               if (p.bucket == b) aim(st, p);
           }
-          if (--st.pins_missing == 0) allocate(self);
+          if (--st.pins_missing == 0) start_reads(self);
         },
         [self, b](caf::error& err) {
           fail_bucket(self->state, b,
                       {err == caf::sec::request_timeout ? key_error::timeout : key_error::not_found, 0});
-          if (--self->state.pins_missing == 0) allocate(self);
+          if (--self->state.pins_missing == 0) start_reads(self);
         });
   }
 }

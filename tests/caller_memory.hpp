@@ -29,6 +29,7 @@ public:
       starts.push_back(size_ + shift);
       size_ += (shift + s + slack + page - 1) / page * page + page;
     }
+    if (size_ == 0) return;  // no keys
     void* base = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(base != MAP_FAILED);
     base_ = static_cast<std::byte*>(base);
@@ -36,7 +37,9 @@ public:
     for (std::size_t k = 0; k < sizes.size(); ++k)
       buffers_.push_back({base_ + starts[k], sizes[k] + slack});
   }
-  ~caller_memory() { ::munmap(base_, size_); }
+  ~caller_memory() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+  }
   caller_memory(const caller_memory&) = delete;
   caller_memory& operator=(const caller_memory&) = delete;
 

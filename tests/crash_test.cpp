@@ -14,6 +14,7 @@
 
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
+#include "tests/caller_memory.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
@@ -94,6 +95,17 @@ TEST_CASE_FIXTURE(test::node_leaks,
       REQUIRE_MESSAGE(got[i].value == generated_value(value_size, acked[i].second, keys[i]),
                       keys[i]);
     }
+    // And read in place, into the caller's own memory: the same bytes, nothing past them.
+    test::caller_memory memory{std::vector<std::size_t>(keys.size(), value_size), 4096, 0};
+    std::vector<std::size_t> sizes;
+    const auto in_place_before = n.io().read_in_place_bytes;
+    const auto statuses = n.get_batch_into(keys, memory.buffers(), sizes);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      REQUIRE_MESSAGE(statuses[i].ok(), keys[i], ": ", to_string(statuses[i]));
+      REQUIRE_MESSAGE(memory.holds(i, generated_value(value_size, acked[i].second, keys[i])),
+                      keys[i]);
+    }
+    CHECK(n.io().read_in_place_bytes - in_place_before == keys.size() * (value_size / 4096 * 4096));
     std::vector<std::string> unacked;
     for (std::size_t i = round_acked.size(); i < keys_per_round; ++i)
       unacked.push_back(generated_key(prefix, i));

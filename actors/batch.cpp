@@ -91,9 +91,6 @@ struct batch_state {
   bool group_mode() const { return context.config.mode == "group"; }
   bool in_waves() const { return static_cast<bool>(context.wave_sink); }
 
-  // A caller that copies out (waves) copies every value it is handed from the arena.
-  bool copies_out() const { return in_waves(); }
-
   void settle(read_plan& p, key_status status) {
     reply.items[p.key].status = status;
     finish(p);
@@ -329,7 +326,7 @@ void check(batch_pointer self, read_plan& p, int result) {
   item.size = value.size();
   if (p.in_place) {
     st.copies.in_place_bytes += p.item.length;
-  } else if (st.copies_out()) {
+  } else if (st.in_waves()) {  // a caller that takes waves copies every value out
     st.copies.bounced_bytes += p.item.length;
     st.copies.copied_bytes += value.size();
   }
@@ -471,7 +468,8 @@ void add_plans(batch_state& st, std::uint32_t bucket, std::uint32_t format_versi
   const auto read = bf::value_read(format_version, r.offset, r.key_size, r.value_size);
   p.item.offset = read.offset;
   p.item.length = read.length;
-  const read_target* target = st.context.targets.empty() ? nullptr : &st.context.targets[r.key_index];
+  const auto& targets = st.context.targets;
+  const read_target* target = r.key_index < targets.size() ? &targets[r.key_index] : nullptr;
   std::array<read_plan, 2> reads{p, p};
   std::size_t count = 1;
   if (target && reads_in_place(*target, format_version, r.value_size)) {

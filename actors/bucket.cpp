@@ -1,5 +1,8 @@
 // State chart:  serving --evict--> draining (pins > 0) --unpin to 0--> gone
 //               serving --evict with no pins--> gone       "gone" = file unlinked, quit
+// A bucket still being written is served from its .tmp, whose committed records are
+// durable; the seal renames it, and `sealed` brings the new name. Until that message
+// comes, an open that finds no .tmp tries the sealed name: the rename happened first.
 // Pins are counted by the actor that took them, which is watched: one that goes away
 // (a batch that gave up waiting for its pin, one that died) drops its pins with it,
 // so an evicted file never stays for a pin no one will give back.
@@ -21,6 +24,7 @@
 
 #include "actors/holder_counts.hpp"
 #include "runtime/io/unique_fd.hpp"
+#include "runtime/storage/bucket_file.hpp"
 #include "runtime/storage/regular_file.hpp"
 
 namespace spillway {
@@ -38,13 +42,20 @@ struct bucket_state {
   bool evicted = false;
   static inline const char* name = "bucket";
 
+  int open_path(int flags) {
+    const int opened = open_regular_file(path, flags);
+    if (opened >= 0 || errno != ENOENT || path.extension() != ".tmp") return opened;
+    path = path.parent_path() / bucket_file_name(id);
+    return open_regular_file(path, flags);
+  }
+
   // Returns whether the filesystem (or the fault standing in for one) refused O_DIRECT.
   bool open_file(bool buffered, bool refuse_o_direct) {
     if (!buffered && refuse_o_direct) errno = EINVAL;
-    else if (!buffered) fd.reset(open_regular_file(path, O_RDONLY | O_CLOEXEC | O_DIRECT));
+    else if (!buffered) fd.reset(open_path(O_RDONLY | O_CLOEXEC | O_DIRECT));
     const bool refused = !buffered && !fd && errno == EINVAL;
     direct = static_cast<bool>(fd);
-    if (!fd) fd.reset(open_regular_file(path, O_RDONLY | O_CLOEXEC));
+    if (!fd) fd.reset(open_path(O_RDONLY | O_CLOEXEC));
     open_errno = fd ? 0 : errno;
     if (!fd)  // its pins answer the errno; the path is said here, once
       spdlog::error("bucket {}: open {}: {}", id, path.string(), open_error_text(open_errno));
@@ -53,7 +64,7 @@ struct bucket_state {
 
   void go_buffered() {
     if (!direct) return;
-    unique_fd buffered{open_regular_file(path, O_RDONLY | O_CLOEXEC)};
+    unique_fd buffered{open_path(O_RDONLY | O_CLOEXEC)};
     open_errno = buffered ? 0 : errno;
     if (!buffered) {
       spdlog::error("bucket {}: open {} without O_DIRECT: {}", id, path.string(),
@@ -125,6 +136,7 @@ bucket_actor::behavior_type bucket(bucket_pointer self, catalog_actor catalog,
       self->state.evicted = true;
       remove_if_done(self);
     },
+    [self](sealed_atom, std::string& path) { self->state.path = std::move(path); },
   };
 }
 

@@ -1,4 +1,5 @@
-// A bucket actor per sealed bucket file: it holds the file open for reads, counts the
+// A bucket actor per bucket file, sealed or still being written (from its committed
+// records, in the .tmp, until the seal renames it): it holds the file open for reads, counts the
 // reads in flight (pin/unpin), and has the file deleted (by `remover`) once the
 // catalog has evicted it and the last pin is gone: a message, never a wait.
 #pragma once

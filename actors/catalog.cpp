@@ -2,6 +2,9 @@
 // location lives in one hash-map node, and the keys of a bucket are threaded through
 // those nodes as a doubly linked list, so evicting a bucket walks only its own keys
 // and no key is stored twice.
+// The bucket being written is in the table too, once its first records are committed:
+// its keys read from its .tmp until the seal moves them, in place, to the sealed file.
+// It is never evicted, and the quota counts it inside the room kept for it.
 #include "actors/catalog.hpp"
 
 #include <algorithm>
@@ -41,6 +44,7 @@ struct bucket_slot {
   std::uint64_t keys = 0;
   std::uint64_t last_read = 0;  // catalog clock tick
   key_node* first = nullptr;
+  bool open = false;  // still being written: served from its .tmp, never evicted
 };
 
 struct catalog_state {
@@ -53,6 +57,8 @@ struct catalog_state {
   std::uint64_t clock = 0;
   catalog_stats totals;  // keys, buckets, quota_bytes, reads_buffered: derived in stats()
   bool buffered = false;  // O_DIRECT was refused: every bucket reads through the page cache
+  std::uint32_t open_slot = no_slot;  // the bucket the writer commits to, if any
+  static constexpr std::uint32_t no_slot = UINT32_MAX;
   static inline const char* name = "catalog";
 
   // -- the per-bucket key lists --------------------------------------------------
@@ -83,7 +89,34 @@ struct catalog_state {
 
   // -- buckets -------------------------------------------------------------------
 
-  std::uint32_t add_bucket(const catalog_actor& self, const sealed_bucket& sealed) {
+  // A new slot, or the open bucket's when `records` are more of it (a commit) or its
+  // seal. `open`: the records are committed to a bucket still being written.
+  std::uint32_t add_bucket(const catalog_actor& self, const bucket_records& records, bool open) {
+    const bool known = open_slot != no_slot && buckets[open_slot].id == records.id;
+    const auto slot = known ? open_slot : new_slot(self, records);
+    auto& b = buckets[slot];
+    if (b.path != records.path) {  // the seal renamed the open bucket's file
+      b.path = records.path;
+      caf::anon_send(b.actor, sealed_atom_v, records.path);
+    }
+    totals.file_bytes += records.file_size - b.file_size;
+    b.file_size = records.file_size;
+    b.open = open;
+    if (open) open_slot = slot;
+    else if (known) open_slot = no_slot;
+    for (const auto& e : records.entries) {
+      auto [it, fresh] = keys.try_emplace(e.key);
+      if (!fresh) unlink(&*it);  // the newer record wins
+      it->second.bucket = slot;
+      it->second.value_size = e.value_size;
+      it->second.offset = e.offset;
+      it->second.crc = e.crc;
+      link(&*it);
+    }
+    return slot;
+  }
+
+  std::uint32_t new_slot(const catalog_actor& self, const bucket_records& records) {
     std::uint32_t slot = 0;
     if (free_slots.empty()) {
       slot = static_cast<std::uint32_t>(buckets.size());
@@ -94,23 +127,12 @@ struct catalog_state {
     }
     auto& b = buckets[slot];
     b = bucket_slot{};
-    b.id = sealed.id;
-    b.path = sealed.path;
-    b.file_size = sealed.file_size;
-    b.format_version = sealed.format_version;
+    b.id = records.id;
+    b.path = records.path;
+    b.format_version = records.format_version;
     b.last_read = ++clock;
-    b.actor = spawn_bucket(self->home_system(), self, remover, sealed.id, sealed.path, buffered,
-                           options.refuse_o_direct);
-    totals.file_bytes += sealed.file_size;
-    for (const auto& e : sealed.entries) {
-      auto [it, fresh] = keys.try_emplace(e.key);
-      if (!fresh) unlink(&*it);  // the newer record wins
-      it->second.bucket = slot;
-      it->second.value_size = e.value_size;
-      it->second.offset = e.offset;
-      it->second.crc = e.crc;
-      link(&*it);
-    }
+    b.actor = spawn_bucket(self->home_system(), self, remover, records.id, records.path,
+                           buffered, options.refuse_o_direct);
     return slot;
   }
 
@@ -136,12 +158,20 @@ struct catalog_state {
 
   std::size_t bucket_count() const { return buckets.size() - free_slots.size(); }
 
-  // The bucket eviction takes next: the oldest, or the least recently read.
+  std::uint64_t open_bytes() const {
+    std::uint64_t n = 0;
+    for (const auto& b : buckets)
+      if (b.open) n += b.file_size;
+    return n;
+  }
+
+  // The bucket eviction takes next: the oldest, or the least recently read; `keep`
+  // when there is none but it and open ones.
   std::uint32_t victim(std::uint32_t keep) const {
     std::uint32_t best = keep;
     for (std::uint32_t i = 0; i < buckets.size(); ++i) {
       const auto& b = buckets[i];
-      if (b.id == 0 || i == keep) continue;
+      if (b.id == 0 || b.open || i == keep) continue;
       const auto& c = buckets[best];
       const bool older = options.lru ? std::pair{b.last_read, b.id} < std::pair{c.last_read, c.id}
                                      : b.id < c.id;
@@ -158,15 +188,19 @@ void tell_listeners(catalog_pointer self, std::vector<std::string> keys) {
   for (const auto& l : self->state.listeners) self->send(l, evicted_atom_v, keys);
 }
 
-// Whole buckets go, never the one just written, until the files fit the quota with
-// room for the bucket being written. Buckets left with no live key go at once.
+// Whole buckets go, never the one just written nor an open one, until the files fit
+// the quota with room for the bucket being written (which holds the open bucket's
+// committed bytes). Buckets left with no live key go at once.
 void enforce_quota(catalog_pointer self, std::uint32_t newest) {
   auto& st = self->state;
   for (std::uint32_t i = 0; i < st.buckets.size(); ++i)
-    if (st.buckets[i].id != 0 && st.buckets[i].keys == 0 && i != newest) st.drop_bucket(i);
-  while (st.totals.file_bytes + st.options.reserve_bytes > st.options.quota_bytes &&
-         st.bucket_count() > 1) {
+    if (st.buckets[i].id != 0 && st.buckets[i].keys == 0 && !st.buckets[i].open && i != newest)
+      st.drop_bucket(i);
+  const auto open = st.open_bytes();
+  while (st.totals.file_bytes - open + std::max(open, st.options.reserve_bytes) >
+         st.options.quota_bytes) {
     const auto slot = st.victim(newest);
+    if (slot == newest) break;
     const auto id = st.buckets[slot].id;
     auto dropped = st.drop_bucket(slot);
     st.totals.evicted_buckets += 1;
@@ -206,8 +240,10 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
   st.remover = spawn_file_remover(self->home_system(), options.data_dir);
   self->link_to(st.remover);
   for (auto& r : recovered.buckets)
-    st.add_bucket(self, {r.index.header.bucket_id, r.path.string(), r.index.file_size,
-                         std::move(r.index.entries), r.index.header.format_version});
+    st.add_bucket(self,
+                  {r.index.header.bucket_id, r.path.string(), r.index.file_size,
+                   std::move(r.index.entries), r.index.header.format_version},
+                  false);
   if (!st.buckets.empty()) enforce_quota(self, static_cast<std::uint32_t>(st.buckets.size() - 1));
   self->set_exit_handler([self](caf::exit_msg& msg) {
     for (auto& b : self->state.buckets)
@@ -215,8 +251,13 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
     self->quit(msg.reason);
   });
   return {
-    [self](caf::publish_atom, const sealed_bucket& sealed) {
-      enforce_quota(self, self->state.add_bucket(self, sealed));
+    [self](commit_atom, const bucket_records& records) {
+      ++self->state.totals.commits;
+      enforce_quota(self, self->state.add_bucket(self, records, true));
+      return caf::ok_atom_v;
+    },
+    [self](caf::publish_atom, const bucket_records& sealed) {
+      enforce_quota(self, self->state.add_bucket(self, sealed, false));
       return caf::ok_atom_v;
     },
     [self](caf::resolve_atom, const std::vector<std::string>& keys) {
@@ -238,7 +279,8 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
         st.unlink(&*it);
         st.keys.erase(it);
         ++removed;
-        if (st.buckets[slot].keys == 0) st.drop_bucket(slot);  // its space comes back now
+        // Its space comes back now; an open bucket's when it is sealed.
+        if (st.buckets[slot].keys == 0 && !st.buckets[slot].open) st.drop_bucket(slot);
       }
       return removed;
     },
@@ -255,7 +297,9 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
     [self](stats_atom) {
       auto s = self->state.totals;
       s.keys = self->state.keys.size();
-      s.buckets = self->state.bucket_count();
+      s.open_buckets = 0;
+      for (const auto& b : self->state.buckets) s.open_buckets += b.open ? 1 : 0;
+      s.buckets = self->state.bucket_count() - s.open_buckets;
       s.quota_bytes = self->state.options.quota_bytes;
       s.reads_buffered = self->state.buffered;
       return s;

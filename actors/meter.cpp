@@ -21,9 +21,14 @@ meter_actor::behavior_type meter(meter_actor::stateful_pointer<meter_state> self
       for (std::size_t e = 0; e < keys.size() && e < r.keys.size(); ++e) keys[e] += r.keys[e];
       (r.write ? t.written_bytes : t.read_bytes) += r.bytes;
       (r.write ? t.put_latency : t.get_latency).add(r.ns);
-      t.read_in_place_bytes += r.in_place_bytes;
-      t.read_bounced_bytes += r.bounced_bytes;
-      t.read_copied_bytes += r.copied_bytes;
+      if (r.write) {
+        t.written_in_place_bytes += r.in_place_bytes;
+        t.written_copied_bytes += r.copied_bytes;
+      } else {
+        t.read_in_place_bytes += r.in_place_bytes;
+        t.read_bounced_bytes += r.bounced_bytes;
+        t.read_copied_bytes += r.copied_bytes;
+      }
     },
     [self](stats_atom) { return self->state.totals; },
   };

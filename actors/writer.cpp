@@ -1,6 +1,18 @@
 // State chart:  idle --put--> open --limit | flush | tick | exit--> sealing --> idle
+//               open --commit--> open: the records appended since the last commit are
+//                 written and fdatasynced (the first commit of a bucket also syncs the
+//                 directory), then published to the catalog as part of the open bucket;
+//                 their puts are answered when the catalog has them.
 //               sealing: seal, then publish to the catalog; the puts whose keys were
-//               in the bucket are answered when the catalog has them (or the seal failed).
+//                 in the bucket and not yet committed are answered when the catalog has
+//                 them (or the seal failed).
+// Group commit: a put that finds no commit pending sends one to the writer itself. The
+// mailbox is FIFO, so every put already queued is appended before that commit runs,
+// and one write plus one fdatasync answers them all; puts that arrive during the sync
+// wait for the next commit. The bucket still fills and seals as before, so a trickle of
+// puts does not make a trickle of tiny buckets.
+// A failed write or sync fails the keys not yet committed; the committed ones, already
+// answered, are sealed on their own (bucket_writer::rewind_to_commit).
 #include "actors/writer.hpp"
 
 #include <cerrno>
@@ -27,6 +39,7 @@ struct pending_put {
   meter_actor meter;
   std::chrono::steady_clock::time_point asked = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> sizes;  // of the values, for the bytes stored
+  std::uint64_t in_place = 0, copied = 0;  // value bytes written from caller memory, copied
 
   void settle(std::uint32_t key, key_status status) {
     reply.keys[key] = status;
@@ -44,7 +57,7 @@ struct pending_put {
     const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - asked);
     io_report r{true, std::vector<std::uint32_t>(key_error_count), 0,
-                static_cast<std::uint64_t>(took.count())};
+                static_cast<std::uint64_t>(took.count()), in_place, copied};
     for (std::size_t k = 0; k < reply.keys.size(); ++k) {
       ++r.keys[static_cast<std::size_t>(reply.keys[k].error)];
       if (reply.keys[k].ok()) r.bytes += sizes[k];
@@ -75,24 +88,30 @@ struct writer_state {
   meter_actor meter;
   std::unique_ptr<bucket_writer> file;
   std::uint64_t next_sequence = 1;
-  std::vector<member> open_members;  // keys in the open bucket
+  std::vector<member> open_members;  // keys in the open bucket, not yet committed
+  std::size_t published = 0;  // records of the open bucket its commits have published
+  bool commit_pending = false;
   static inline const char* name = "writer";
 };
 
 using writer_pointer = writer_actor::stateful_pointer<writer_state>;
 
 // Seals the open bucket; on failure its keys are answered with the error.
-std::optional<sealed_bucket> seal_file(writer_pointer self, std::vector<member>& members) {
+// The records to publish are those no commit published.
+std::optional<bucket_records> seal_file(writer_pointer self, std::vector<member>& members) {
   auto& st = self->state;
   bucket_index sealed;
+  const auto published = std::exchange(st.published, 0);
   if (auto failed = st.file->seal(sealed)) {
     spdlog::error("writer: {}; {} keys not stored", failed->what, members.size());
     settle_all(members, status_of(*failed));
     return std::nullopt;
   }
   const auto id = sealed.header.bucket_id;
-  return sealed_bucket{id, (st.options.dir / bucket_file_name(id)).string(), sealed.file_size,
-                       std::move(sealed.entries), sealed.header.format_version};
+  sealed.entries.erase(sealed.entries.begin(),
+                       sealed.entries.begin() + static_cast<std::ptrdiff_t>(published));
+  return bucket_records{id, (st.options.dir / bucket_file_name(id)).string(), sealed.file_size,
+                        std::move(sealed.entries), sealed.header.format_version};
 }
 
 // Seals the open bucket and publishes it; `then` runs once the catalog has it (or
@@ -116,6 +135,41 @@ void seal_and_publish(writer_pointer self, Then then) {
       });
 }
 
+// A write or sync of the open bucket failed: the keys not yet committed fail with it;
+// the committed ones were answered ok, so their records are sealed on their own.
+// Their puts are answered after the file's writes are done: a caller's memory is the
+// caller's again once its put is answered.
+void fail_open_bucket(writer_pointer self, const io_failure& failed) {
+  auto& st = self->state;
+  spdlog::error("writer: {}", failed.what);
+  auto members = std::exchange(st.open_members, {});
+  if (st.file->rewind_to_commit()) seal_and_publish(self, [] {});
+  else st.file->abandon();
+  st.published = 0;
+  settle_all(members, status_of(failed));
+}
+
+// Makes the keys appended since the last commit durable, then publishes them to the
+// catalog with the open bucket; they are answered once it has them.
+void commit(writer_pointer self) {
+  auto& st = self->state;
+  st.commit_pending = false;
+  if (!st.file->is_open() || st.open_members.empty()) return;
+  if (auto failed = st.file->commit()) return fail_open_bucket(self, *failed);
+  auto members = std::exchange(st.open_members, {});
+  const auto committed = st.file->committed();
+  bucket_records records{st.file->bucket_id(), st.file->tmp_path().string(),
+                         st.file->committed_size(),
+                         {committed.begin() + static_cast<std::ptrdiff_t>(st.published),
+                          committed.end()}};
+  st.published = committed.size();
+  self->request(st.catalog, caf::infinite, commit_atom_v, std::move(records))
+    .then([members](caf::ok_atom) mutable { settle_all(members, {}); },
+          [members](caf::error&) mutable {
+            settle_all(members, {key_error::unavailable, 0});  // the catalog is gone
+          });
+}
+
 // Opens a bucket when none is open; seals first when the record would overflow it.
 std::optional<io_failure> make_room(writer_pointer self, std::uint64_t record_bytes) {
   auto& st = self->state;
@@ -132,7 +186,7 @@ std::optional<io_failure> make_room(writer_pointer self, std::uint64_t record_by
   return std::nullopt;
 }
 
-key_status check_sizes(const std::string& key, const std::string& value) {
+key_status check_sizes(const std::string& key, std::span<const std::byte> value) {
   if (key.empty()) return {key_error::bad_key, 0};
   if (key.size() > bf::max_key_size || value.size() > bf::max_value_size)
     return {key_error::too_large, 0};
@@ -141,24 +195,52 @@ key_status check_sizes(const std::string& key, const std::string& value) {
 
 // Appends one key; on a write failure the whole open bucket fails with it.
 void append(writer_pointer self, const std::shared_ptr<pending_put>& put, std::uint32_t i,
-            const std::string& key, const std::string& value) {
+            const std::string& key, std::span<const std::byte> value, bool caller_keeps) {
   auto& st = self->state;
-  const std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(value.data()),
-                                         value.size()};
   put->waiting += 1;
   std::optional<io_failure> failed =
     make_room(self, bf::record_size(bf::version, key.size(), value.size()));
-  if (!failed) failed = st.file->append(key, bytes);
   if (!failed) {
-    st.open_members.push_back({put, i});
-  } else {
-    spdlog::error("writer: {}", failed->what);
-    st.file->abandon();
-    settle_all(st.open_members, status_of(*failed));
-    put->settle(i, status_of(*failed));
-    return;
+    const auto in_place = caller_keeps ? st.file->in_place_bytes(value) : 0;
+    put->in_place += in_place;
+    put->copied += value.size() - in_place;
+    failed = st.file->append(key, value, caller_keeps);
   }
+  if (failed) {
+    put->settle(i, status_of(*failed));
+    return fail_open_bucket(self, *failed);
+  }
+  st.open_members.push_back({put, i});
   if (st.file->record_count() >= st.options.bucket_keys_limit) seal_and_publish(self, [] {});
+}
+
+// Takes a put: value_of(i) is the value of keys[i], kept by the caller until the put is
+// answered when `caller_keeps`, else gone when this returns.
+template <class ValueOf>
+caf::result<put_reply> accept(writer_pointer self, const std::vector<std::string>& keys,
+                              std::size_t values, ValueOf value_of, bool caller_keeps) {
+  if (keys.size() != values)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "put: " + std::to_string(keys.size()) + " keys but " +
+                             std::to_string(values) + " values");
+  auto put = std::make_shared<pending_put>();
+  put->promise = self->make_response_promise<put_reply>();
+  put->reply.keys.resize(keys.size());
+  put->meter = self->state.meter;
+  put->waiting = 1;  // held until every key is handed on, so no early answer
+  for (std::uint32_t i = 0; i < keys.size(); ++i) {
+    const std::span<const std::byte> value = value_of(i);
+    put->sizes.push_back(value.size());
+    if (auto bad = check_sizes(keys[i], value); !bad.ok()) put->reply.keys[i] = bad;
+    else append(self, put, i, keys[i], value, caller_keeps);
+  }
+  put->release();
+  auto& st = self->state;
+  if (!st.commit_pending && !st.open_members.empty()) {
+    st.commit_pending = true;
+    self->send(self, commit_atom_v);
+  }
+  return put->promise;
 }
 
 writer_actor::behavior_type writer(writer_pointer self, writer_options options,
@@ -185,23 +267,24 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
   });
   return {
     [self](caf::put_atom, const std::vector<std::string>& keys,
-           const std::vector<std::string>& values) -> caf::result<put_reply> {
-      if (keys.size() != values.size())
-        return caf::make_error(caf::sec::invalid_argument,
-                               "put: " + std::to_string(keys.size()) + " keys but " +
-                                 std::to_string(values.size()) + " values");
-      auto put = std::make_shared<pending_put>();
-      put->promise = self->make_response_promise<put_reply>();
-      put->reply.keys.resize(keys.size());
-      put->meter = self->state.meter;
-      for (const auto& v : values) put->sizes.push_back(v.size());
-      put->waiting = 1;  // held until every key is handed on, so no early answer
-      for (std::uint32_t i = 0; i < keys.size(); ++i) {
-        if (auto bad = check_sizes(keys[i], values[i]); !bad.ok()) put->reply.keys[i] = bad;
-        else append(self, put, i, keys[i], values[i]);
-      }
-      put->release();
-      return put->promise;
+           const std::vector<std::string>& values) {
+      return accept(
+        self, keys, values.size(),
+        [&values](std::size_t i) { return std::as_bytes(std::span{values[i]}); }, false);
+    },
+    [self](caf::put_atom, const std::vector<std::string>& keys, const caller_values& values) {
+      if (values.address.size() != values.size.size())
+        return caf::result<put_reply>{caf::make_error(
+          caf::sec::invalid_argument, "put: caller_values has " +
+                                        std::to_string(values.address.size()) +
+                                        " addresses but " + std::to_string(values.size.size()) +
+                                        " sizes")};
+      return accept(
+        self, keys, values.size.size(),
+        [&values](std::size_t i) {
+          return std::span{reinterpret_cast<const std::byte*>(values.address[i]), values.size[i]};
+        },
+        true);
     },
     [self](caf::flush_atom) -> caf::result<caf::ok_atom> {
       if (!self->state.file->is_open()) return caf::ok_atom_v;
@@ -213,13 +296,16 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
       auto& file = *self->state.file;
       if (file.is_open() && file.bucket_id() == bucket_id) seal_and_publish(self, [] {});
     },
+    [self](commit_atom) { commit(self); },
   };
 }
 
 }  // namespace
 
 writer_actor spawn_writer(caf::actor_system& system, writer_options options,
-                          catalog_actor catalog, meter_actor meter) {
+                          catalog_actor catalog, meter_actor meter, bool own_thread) {
+  if (!own_thread) return system.spawn(writer, std::move(options), std::move(catalog),
+                                       std::move(meter));
   return system.spawn<caf::detached>(writer, std::move(options), std::move(catalog),
                                      std::move(meter));
 }

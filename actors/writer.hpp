@@ -1,6 +1,7 @@
-// The writer: fills the open bucket file with the records of puts, seals it at
-// storage.bucket_size_limit or bucket_keys_limit, on flush, after seal_after_ms, and
-// at shutdown, and answers each put once its keys are sealed and published. It does
+// The writer: fills the open bucket file with the records of puts, commits them in
+// groups (written, fdatasynced, published as part of the open bucket) and answers each
+// put once its keys are committed, and seals the bucket at storage.bucket_size_limit or
+// bucket_keys_limit, on flush, after seal_after_ms, and at shutdown. It does
 // blocking I/O (io_uring waits, fdatasync), so it runs detached, on its own thread.
 #pragma once
 
@@ -26,8 +27,9 @@ struct writer_options {
   unsigned file_mode = 0600;          // of the bucket files
 };
 
-// `meter` hears of every put once it is answered.
+// `meter` hears of every put once it is answered. `own_thread` false: an ordinary
+// actor on the scheduler, for deterministic tests.
 writer_actor spawn_writer(caf::actor_system& system, writer_options options,
-                          catalog_actor catalog, meter_actor meter);
+                          catalog_actor catalog, meter_actor meter, bool own_thread = true);
 
 }  // namespace spillway

@@ -146,7 +146,7 @@ constexpr std::array schema = {
     integer(SPILLWAY_KEY(storage, bucket_keys_limit), 1, 1000000,
             "... or at this many keys"),
     integer(SPILLWAY_KEY(storage, seal_after_ms), 1, 3600000,
-            "... or when it has been open this long: bounds a put's wait"),
+            "... or when it has been open this long (puts are answered at commit, not seal)"),
     size(SPILLWAY_KEY(storage, max_total_size), 0, no_limit,
          "evict beyond this; 0 = 90 % of the data dir's filesystem"),
     choice(SPILLWAY_KEY(storage, eviction), "fifo|lru", "which bucket goes first when full"),

@@ -51,8 +51,10 @@ typename Inspector::result_type inspect(Inspector& f, node_stats& x) {
 struct catalog_stats {
   std::uint64_t keys = 0;
   std::uint64_t live_bytes = 0;      // value bytes of the keys
-  std::uint64_t buckets = 0;
-  std::uint64_t file_bytes = 0;      // bucket files on disk, all pages
+  std::uint64_t buckets = 0;         // sealed
+  std::uint64_t open_buckets = 0;    // being written, their committed records served from .tmp
+  std::uint64_t commits = 0;         // groups of puts made durable and published before a seal
+  std::uint64_t file_bytes = 0;      // bucket files on disk, all pages (an open one's committed)
   std::uint64_t garbage_bytes = 0;   // value bytes of records since overwritten or removed
   std::uint64_t quota_bytes = 0;     // storage.max_total_size, resolved
   std::uint64_t evicted_buckets = 0;
@@ -63,7 +65,8 @@ struct catalog_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
-  return f(x.keys, x.live_bytes, x.buckets, x.file_bytes, x.garbage_bytes, x.quota_bytes,
+  return f(x.keys, x.live_bytes, x.buckets, x.open_buckets, x.commits, x.file_bytes,
+           x.garbage_bytes, x.quota_bytes,
            x.evicted_buckets, x.evicted_keys, x.reads_buffered, x.o_direct_refusals);
 }
 
@@ -114,17 +117,17 @@ struct io_report {
   std::vector<std::uint32_t> keys;  // by key_error
   std::uint64_t bytes = 0;          // of the values handed out (get) or stored (put)
   std::uint64_t ns = 0;             // from the request to its answer
-  // A get's way to memory the caller owns (get_batch_into, and callers that copy values
-  // out of the arena), of the values handed out: read by the disk straight into it, read
-  // into the arena first (whole pages), and copied from there by memcpy.
+  // Value bytes that went between disk and the caller's memory directly, and those
+  // memcpy'd on the way (into staging for a put, out of the arena for a get); for a get
+  // also those read into the arena first (whole pages) for a caller that copies them out.
   std::uint64_t in_place_bytes = 0;
-  std::uint64_t bounced_bytes = 0;
   std::uint64_t copied_bytes = 0;
+  std::uint64_t bounced_bytes = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_report& x) {
-  return f(x.write, x.keys, x.bytes, x.ns, x.in_place_bytes, x.bounced_bytes, x.copied_bytes);
+  return f(x.write, x.keys, x.bytes, x.ns, x.in_place_bytes, x.copied_bytes, x.bounced_bytes);
 }
 
 // What the node did since it started, summed by the meter (actors/meter.cpp).
@@ -138,12 +141,15 @@ struct io_stats {
   std::vector<std::uint64_t> written_keys = std::vector<std::uint64_t>(key_error_count);
   std::uint64_t written_bytes = 0;
   latency_histogram put_latency;
+  std::uint64_t written_in_place_bytes = 0;  // value bytes put straight from caller memory
+  std::uint64_t written_copied_bytes = 0;    // value bytes put through a staging copy
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_stats& x) {
   return f(x.read_keys, x.read_bytes, x.read_in_place_bytes, x.read_bounced_bytes,
-           x.read_copied_bytes, x.get_latency, x.written_keys, x.written_bytes, x.put_latency);
+           x.read_copied_bytes, x.get_latency, x.written_keys, x.written_bytes, x.put_latency,
+           x.written_in_place_bytes, x.written_copied_bytes);
 }
 
 // What this node's transfers did since it started: each slicer's own account, summed

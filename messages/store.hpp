@@ -1,6 +1,6 @@
 // The bucket store's protocols: the writer (puts), the catalog (where each key lives)
-// and the bucket actors (one per sealed file). Sizes are bytes, offsets are from the
-// start of a bucket file. Layout of the files themselves: runtime/storage/bucket_format.hpp.
+// and the bucket actors (one per bucket file, sealed or still being written). Sizes are
+// bytes, offsets are from the start of a bucket file. Layout of the files themselves: runtime/storage/bucket_format.hpp.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,8 @@ namespace spillway {
 // -- writer ----------------------------------------------------------------------
 
 // One status per key, in the order of the put. A put is answered once every key of
-// it is in a sealed, synced, published bucket, or has failed.
+// it is durable (committed: written and fdatasynced, its bucket's .tmp name synced
+// too) and published in the catalog, or has failed.
 struct put_reply {
   std::vector<key_status> keys;
 };
@@ -30,14 +31,33 @@ typename Inspector::result_type inspect(Inspector& f, put_reply& x) {
   return f(x.keys);
 }
 
-// put(keys, values): values[i] is the value of keys[i].
+// Values that stay in their caller's memory, this process's, until their put is
+// answered: value i is size[i] bytes at address[i]. The writer writes their whole
+// pages from there (runtime/storage/bucket_writer.hpp), so they never leave the process.
+struct caller_values {
+  std::vector<std::uint64_t> address;
+  std::vector<std::uint64_t> size;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, caller_values& x) {
+  return f(x.address, x.size);
+}
+
+// put(keys, values): values[i] is the value of keys[i]; copied into staging, or,
+// given as caller_values, written in place where alignment allows. The writer has
+// finished with caller memory once the put is answered, whatever the answer.
 // flush: seals the open bucket; answered once it is published.
 // tick(bucket id): the writer's own reminder to seal a bucket open too long.
+// commit: the writer's own reminder, queued behind the puts that came before it, to
+// make them durable and visible together (group commit).
 using writer_actor = caf::typed_actor<
   caf::replies_to<caf::put_atom, std::vector<std::string>, std::vector<std::string>>::with<
     put_reply>,
+  caf::replies_to<caf::put_atom, std::vector<std::string>, caller_values>::with<put_reply>,
   caf::replies_to<caf::flush_atom>::with<caf::ok_atom>,
-  caf::reacts_to<caf::tick_atom, std::uint64_t>>;
+  caf::reacts_to<caf::tick_atom, std::uint64_t>,
+  caf::reacts_to<commit_atom>>;
 
 // -- file remover ----------------------------------------------------------------
 
@@ -64,12 +84,15 @@ typename Inspector::result_type inspect(Inspector& f, pinned_file& x) {
 // pin. unpin(n): n of the sender's reads done. evict: the catalog has dropped this
 // bucket; its file goes when the last pin does. buffered: O_DIRECT reads
 // of the file were refused; answers the file opened for reads through the page cache,
-// or still direct, with open_errno, when it could not be opened so.
+// or still direct, with open_errno, when it could not be opened so. sealed(path): the
+// bucket's .tmp was renamed to `path`; what opens or unlinks the file from now on
+// uses that name (descriptors already open stay valid).
 using bucket_actor = caf::typed_actor<
   caf::replies_to<pin_atom, std::uint32_t>::with<pinned_file>,
   caf::replies_to<buffered_atom>::with<pinned_file>,
   caf::reacts_to<unpin_atom, std::uint32_t>,
-  caf::reacts_to<evict_atom>>;
+  caf::reacts_to<evict_atom>,
+  caf::reacts_to<sealed_atom, std::string>>;
 
 // -- catalog ---------------------------------------------------------------------
 
@@ -86,8 +109,11 @@ typename Inspector::result_type inspect(Inspector& f, index_entry& x) {
 
 namespace spillway {
 
-// A bucket the writer has sealed, renamed and synced: the catalog publishes its keys.
-struct sealed_bucket {
+// Records the writer has made durable, for the catalog to publish. In a commit, the
+// records committed to the open bucket's .tmp (`path`) since its last commit, the
+// file's committed bytes in `file_size`; in a publish, the sealed bucket (renamed to
+// `path`, synced) and those of its records no commit published.
+struct bucket_records {
   std::uint64_t id = 0;
   std::string path;
   std::uint64_t file_size = 0;
@@ -96,7 +122,7 @@ struct sealed_bucket {
 };
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, sealed_bucket& x) {
+typename Inspector::result_type inspect(Inspector& f, bucket_records& x) {
   return f(x.id, x.path, x.file_size, x.entries, x.format_version);
 }
 
@@ -145,12 +171,16 @@ typename Inspector::result_type inspect(Inspector& f, resolve_reply& x) {
 using eviction_listener =
   caf::typed_actor<caf::reacts_to<evicted_atom, std::vector<std::string>>>;
 
+// commit: the open bucket's newly committed records, readable from its .tmp now; the
+// open bucket is never evicted. publish: a sealed bucket; when it is the open one, its
+// keys move to the sealed file with no moment at which they are missing.
 // exists answers one flag per key (1 = present); delete answers how many it removed.
 // buffered: O_DIRECT reads were refused on the data dir's filesystem; every bucket,
 // present and future, is read through the page cache from then on.
 using catalog_actor = caf::typed_actor<
   caf::reacts_to<buffered_atom>,
-  caf::replies_to<caf::publish_atom, sealed_bucket>::with<caf::ok_atom>,
+  caf::replies_to<commit_atom, bucket_records>::with<caf::ok_atom>,
+  caf::replies_to<caf::publish_atom, bucket_records>::with<caf::ok_atom>,
   caf::replies_to<caf::resolve_atom, std::vector<std::string>>::with<resolve_reply>,
   caf::replies_to<exists_atom, std::vector<std::string>>::with<std::vector<std::uint8_t>>,
   caf::replies_to<caf::delete_atom, std::vector<std::string>>::with<std::uint64_t>,

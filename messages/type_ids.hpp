@@ -34,7 +34,8 @@ struct reader_stats;
 struct resolve_reply;
 struct values_reply;
 struct exists_reply;
-struct sealed_bucket;
+struct bucket_records;
+struct caller_values;
 struct rdma_qp_info;
 struct segment_descriptor;
 struct transfer_peer_info;
@@ -64,11 +65,14 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, checksum_atom, "checksum")
   CAF_ADD_ATOM(spillway, spillway, values_atom, "values")
   CAF_ADD_ATOM(spillway, spillway, report_atom, "report")
+  CAF_ADD_ATOM(spillway, spillway, commit_atom, "commit")
+  CAF_ADD_ATOM(spillway, spillway, sealed_atom, "sealed")
   CAF_ADD_TYPE_ID(spillway, (spillway::reader_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::node_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::put_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::pinned_file))
-  CAF_ADD_TYPE_ID(spillway, (spillway::sealed_bucket))
+  CAF_ADD_TYPE_ID(spillway, (spillway::bucket_records))
+  CAF_ADD_TYPE_ID(spillway, (spillway::caller_values))
   CAF_ADD_TYPE_ID(spillway, (spillway::resolve_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::catalog_stats))
   CAF_ADD_TYPE_ID(spillway, (std::vector<std::string>))

@@ -122,6 +122,12 @@ void store_metrics(exposition& out, const catalog_stats& s) {
   out.gauge("spillway_store_keys", "Keys stored", s.keys);
   out.gauge("spillway_store_live_bytes", "Value bytes of the keys stored", s.live_bytes);
   out.gauge("spillway_store_buckets", "Sealed bucket files", s.buckets);
+  out.gauge("spillway_store_open_buckets",
+            "Buckets being written, their committed records served from the .tmp file",
+            s.open_buckets);
+  out.counter("spillway_store_commits_total",
+              "Groups of puts made durable (one fdatasync) and published before their seal",
+              s.commits);
   out.gauge("spillway_store_file_bytes", "Bytes of the bucket files on disk", s.file_bytes);
   out.gauge("spillway_store_garbage_bytes",
             "Value bytes overwritten or removed, not yet evicted", s.garbage_bytes);
@@ -176,19 +182,25 @@ void io_metrics(exposition& out, const io_stats& io) {
             io.read_keys);
   out.counter("spillway_read_bytes_total", "Value bytes handed out by batch gets, checked",
               static_cast<double>(io.read_bytes));
-  out.family("spillway_read_path_bytes_total", "counter",
-             "Value bytes on their way to memory a caller owns: read in place by the disk, "
-             "read into the arena first (bounced), copied out of it by memcpy")
-    .sample(static_cast<double>(io.read_in_place_bytes), {{"way", "in_place"}})
-    .sample(static_cast<double>(io.read_bounced_bytes), {{"way", "bounced"}})
-    .sample(static_cast<double>(io.read_copied_bytes), {{"way", "copied"}});
+  out.family("spillway_read_value_bytes_total", "counter",
+             "Value bytes got into memory the caller owns, by path: in_place (the disk read "
+             "them there), bounced (read into the arena first, whole pages), copied (memcpy "
+             "out of the arena)");
+  out.sample(static_cast<double>(io.read_in_place_bytes), {{"path", "in_place"}});
+  out.sample(static_cast<double>(io.read_bounced_bytes), {{"path", "bounced"}});
+  out.sample(static_cast<double>(io.read_copied_bytes), {{"path", "copied"}});
   histogram(out, "spillway_get_batch_seconds", "Time from a batch get to its answer",
             io.get_latency);
   by_status("spillway_written_keys_total", "Keys put, by what became of them", io.written_keys);
-  out.counter("spillway_written_bytes_total", "Value bytes of puts sealed and published",
+  out.counter("spillway_written_bytes_total", "Value bytes of puts committed and published",
               static_cast<double>(io.written_bytes));
-  histogram(out, "spillway_put_seconds", "Time from a put to its answer (sealed and published)",
+  histogram(out, "spillway_put_seconds", "Time from a put to its answer (committed and published)",
             io.put_latency);
+  out.family("spillway_written_value_bytes_total", "counter",
+             "Value bytes put, by how they reached the disk: in_place (from caller memory) or "
+             "copied (through staging)");
+  out.sample(static_cast<double>(io.written_in_place_bytes), {{"path", "in_place"}});
+  out.sample(static_cast<double>(io.written_copied_bytes), {{"path", "copied"}});
 }
 
 // A family with one sample per transfer_error, labelled by its name.

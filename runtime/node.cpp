@@ -193,20 +193,25 @@ std::unique_ptr<metrics_endpoint> serve_metrics(const std::string& listen,
 // CAF 0.17 dereferences a null argument tuple for an actor spawned with none
 // (UBSan: "reference binding to null pointer" in init_fun_factory).
 
-// Turns the writer's answer to one put into the value of that put's future.
+// Turns the writer's answer to one put into the value of that put's future: its
+// answer, `unavailable` if the writer is gone first, `timeout` after a deadline. A put
+// from caller memory has none: its future tells the caller its memory is free again.
 caf::behavior put_receiver(caf::event_based_actor* self,
                            std::shared_ptr<std::promise<std::vector<key_status>>> promise,
-                           std::size_t keys, std::chrono::milliseconds deadline) {
-  return {
-    [self, promise](put_reply& r) {
-      promise->set_value(std::move(r.keys));
-      self->quit();
-    },
-    caf::after(deadline) >> [self, promise, keys] {
-      promise->set_value(std::vector<key_status>(keys, {key_error::timeout, 0}));
-      self->quit();
-    },
+                           std::size_t keys, std::optional<std::chrono::milliseconds> deadline,
+                           writer_actor writer) {
+  auto fail_all = [self, promise, keys](key_error why) {
+    promise->set_value(std::vector<key_status>(keys, {why, 0}));
+    self->quit();
   };
+  self->monitor(writer);
+  self->set_down_handler([fail_all](caf::down_msg&) { fail_all(key_error::unavailable); });
+  auto answer = [self, promise](put_reply& r) {
+    promise->set_value(std::move(r.keys));
+    self->quit();
+  };
+  if (!deadline) return {answer};
+  return {answer, caf::after(*deadline) >> [fail_all] { fail_all(key_error::timeout); }};
 }
 
 eviction_listener::behavior_type eviction_callback(
@@ -353,8 +358,35 @@ std::future<std::vector<key_status>> node::put(std::vector<std::string> keys,
   // The put is enqueued at the writer before this returns, so a flush() that follows
   // seals it. The writer answers `receiver`; hidden, so a stopping node does not
   // wait for it.
-  auto receiver = i.system->spawn<caf::hidden>(put_receiver, promise, n, i.put_deadline());
+  auto receiver = i.system->spawn<caf::hidden>(
+    put_receiver, promise, n, std::optional{i.put_deadline()}, i.writer);
   caf::send_as(receiver, i.writer, caf::put_atom_v, std::move(keys), std::move(values));
+  return result;
+}
+
+std::future<std::vector<key_status>> node::put_from(
+  std::vector<std::string> keys, const std::vector<std::span<const std::byte>>& values) {
+  auto& i = *impl_;
+  if (keys.size() != values.size())
+    throw std::invalid_argument("put_from: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(values.size()) + " values");
+  auto promise = std::make_shared<std::promise<std::vector<key_status>>>();
+  auto result = promise->get_future();
+  const auto n = keys.size();
+  if (!i.system) {
+    promise->set_value(std::vector<key_status>(n, {key_error::unavailable, 0}));
+    return result;
+  }
+  caller_values refs;
+  refs.address.reserve(n);
+  refs.size.reserve(n);
+  for (const auto& v : values) {
+    refs.address.push_back(reinterpret_cast<std::uintptr_t>(v.data()));
+    refs.size.push_back(v.size());
+  }
+  auto receiver = i.system->spawn<caf::hidden>(
+    put_receiver, promise, n, std::optional<std::chrono::milliseconds>{}, i.writer);
+  caf::send_as(receiver, i.writer, caf::put_atom_v, std::move(keys), std::move(refs));
   return result;
 }
 

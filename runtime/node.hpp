@@ -87,11 +87,21 @@ public:
   std::uint16_t metrics_port() const;
 
   // Stores values[i] under keys[i]. The result has one status per key, ready once
-  // each key is in a sealed, synced and published bucket, or has failed. The vectors
+  // each key is durable (written and fdatasynced with the puts queued beside it: group
+  // commit) and readable, or has failed; its bucket seals later. The vectors
   // move into the writer's mailbox; each value is then copied once, into staging.
   // Throws std::invalid_argument when the vectors differ in length.
   std::future<std::vector<key_status>> put(std::vector<std::string> keys,
                                            std::vector<std::string> values);
+
+  // put() from memory the caller keeps as it is until the future is ready, which it
+  // is only once the writer is done with it (there is no deadline). Each value's whole
+  // pages go to disk straight from there when it starts on a 4 KiB boundary and the
+  // filesystem takes O_DIRECT; its last partial page, and values that do not start on a
+  // page, are copied into staging as put() copies (io().written_in_place_bytes and
+  // written_copied_bytes count both). Registering the memory is not needed for this.
+  std::future<std::vector<key_status>> put_from(
+    std::vector<std::string> keys, const std::vector<std::span<const std::byte>>& values);
 
   // Seals the open bucket, with every put() made before it; returns once published.
   void flush();

@@ -11,6 +11,7 @@
 #include <vector>
 
 using spillway::bench::median_interval;
+using spillway::bench::percentile;
 
 namespace {
 
@@ -35,6 +36,14 @@ TEST_SUITE("bench statistics") {
       CHECK(low == j);
       CHECK(high == n + 1 - j);
     }
+  }
+
+  TEST_CASE("a percentile is the nearest rank") {
+    const std::vector<double> xs{5, 1, 4, 2, 3};
+    CHECK(percentile(xs, 0.5) == 3);
+    CHECK(percentile(xs, 0.99) == 5);
+    CHECK(percentile(xs, 0.2) == 1);
+    CHECK(percentile({}, 0.5) == 0);
   }
 
   TEST_CASE("under six runs the interval is the lowest and highest run") {

@@ -124,6 +124,48 @@ TEST_CASE_FIXTURE(test::node_leaks,
   }
 }
 
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "kill -9 in the middle of an unsealed bucket loses no acknowledged key") {
+  test::temp_dir dir;
+  const auto data_dir = dir.path() / "data";
+  // The bucket never fills nor times out while gen runs: every ack is a group commit.
+  const auto config_file = (dir.path() / "node.toml").string();
+  std::ofstream{config_file} << "[storage]\ndata_dir = \"" << data_dir.string()
+                             << "\"\nseal_after_ms = 600000\n";
+  test::child_process gen{{SPILLWAY_BINARY, "gen", "--count", "64", "--size",
+                           std::to_string(value_size), "--seed", "7", "--prefix", "u-",
+                           "--log-acked", "-c", config_file}};
+  gen.wait_for_stdout("acked ", 20, std::chrono::seconds(60));
+  gen.send_signal(SIGKILL);
+  gen.finish();
+  const auto acked = acked_keys(gen.out());
+  REQUIRE(acked.size() >= 20);
+  std::size_t tmp = 0, sealed = 0;
+  for (const auto& e : std::filesystem::directory_iterator{data_dir}) {
+    tmp += e.path().extension() == ".tmp";
+    sealed += e.path().extension() == ".bucket";
+  }
+  REQUIRE(tmp == 1);  // the kill found the bucket unsealed ...
+  REQUIRE(sealed == 0);
+
+  auto config = load_config_file(config_file);
+  config.node.listen = "";
+  config.node.log_level = "error";
+  config.read.readers = 1;
+  node n{config};
+  CHECK(n.store_stats().buckets == 1);  // ... and recovery sealed its whole records
+  CHECK(quarantined_buckets(data_dir) == "");
+  const auto got = n.read_values(acked);
+  for (std::size_t i = 0; i < acked.size(); ++i) {
+    REQUIRE_MESSAGE(got[i].status.ok(), acked[i], ": ", to_string(got[i].status));
+    REQUIRE_MESSAGE(got[i].value == generated_value(value_size, 7, acked[i]), acked[i]);
+  }
+  check_arena(n);
+  n.stop();
+  const auto inspect = test::run_spillway({"inspect", "--verify", "--data-dir", data_dir});
+  REQUIRE_MESSAGE(inspect.exit_code == 0, inspect.out, inspect.err);
+}
+
 }  // TEST_SUITE
 }  // namespace
 }  // namespace spillway

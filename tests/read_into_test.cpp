@@ -124,7 +124,7 @@ TEST_CASE_FIXTURE(test::node_leaks, "get_batch_into reads in place by the way it
       const auto statuses = n.get_batch_into(keys, memory.buffers(), got);
       check_exact(memory, keys, statuses, got);
       CHECK(since(n, before) == expected(way != "unaligned"));
-      const auto metric = "spillway_read_path_bytes_total{way=\"in_place\"} " +
+      const auto metric = "spillway_read_value_bytes_total{path=\"in_place\"} " +
                           std::to_string(ways_of(n).in_place) + "\n";
       CHECK(n.metrics().find(metric) != std::string::npos);
       const std::uint64_t in_place_reads = way == "unaligned" ? 0 : 5;  // all but the 100 B one

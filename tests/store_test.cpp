@@ -152,17 +152,6 @@ TEST_CASE_FIXTURE(test::node_leaks,
   check_arena(again);
 }
 
-TEST_CASE_FIXTURE(test::node_leaks, "a put is answered after seal_after_ms without a flush") {
-  test::temp_dir dir;
-  auto config = store_config(dir.path());
-  config.storage.seal_after_ms = 50;
-  node n{config};
-  auto result = n.put({"lonely"}, {"value"});
-  CHECK(result.get()[0].ok());  // no flush: the writer's own timer sealed the bucket
-  CHECK(count_buckets(dir.path()) == 1);
-  check_arena(n);
-}
-
 TEST_CASE_FIXTURE(test::node_leaks,
                   "a damaged or torn bucket is quarantined at start and the rest still serves") {
   test::temp_dir dir;

@@ -32,7 +32,7 @@ double catalog_bytes_per_key(std::uint64_t keys, const std::string& prefix) {
   const auto before = ::mallinfo2().uordblks;
   auto catalog = spawn_catalog(system, {"/nonexistent", 1ull << 62, 0, false, false}, {});
   for (std::uint64_t first = 0; first < keys; first += keys_per_bucket) {
-    sealed_bucket bucket{make_bucket_id(1, first + 1), "/nonexistent", 1u << 28, {}};
+    bucket_records bucket{make_bucket_id(1, first + 1), "/nonexistent", 1u << 28, {}};
     for (std::uint64_t k = first; k < std::min(keys, first + keys_per_bucket); ++k)
       bucket.entries.push_back({generated_key(prefix, k), 1u << 20, 4096 * (k - first + 1), 0});
     self->request(catalog, caf::infinite, caf::publish_atom_v, std::move(bucket))

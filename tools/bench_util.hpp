@@ -38,6 +38,15 @@ inline std::pair<double, double> median_interval(std::vector<double> xs) {
   return {xs[static_cast<std::size_t>(j - 1)], xs[static_cast<std::size_t>(n - j)]};
 }
 
+// The nearest-rank percentile (p in (0, 1]): the smallest value at least p of them
+// do not exceed.
+inline double percentile(std::vector<double> xs, double p) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(xs.size())));
+  return xs[std::clamp<std::size_t>(rank, 1, xs.size()) - 1];
+}
+
 class stopwatch {
 public:
   double seconds() const {

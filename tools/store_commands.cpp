@@ -154,7 +154,8 @@ int run_inspect(const node_config& config, bool verify) {
   for (const auto& b : r.sound_buckets)
     std::cout << "bucket " << b.file << " version " << b.format_version << " records "
               << b.records << "\n";
-  for (const auto& f : r.unsealed) std::cout << "unsealed " << f << " (recovery removes it)\n";
+  for (const auto& f : r.unsealed) std::cout << "unsealed " << f
+                                              << " (recovery seals its whole records)\n";
   for (const auto& d : r.damaged) std::cout << "damaged " << d << "\n";
   for (const auto& u : r.unreadable) std::cout << "unreadable " << u << " (left in place)\n";
   for (const auto& b : r.bad_records)

@@ -32,9 +32,9 @@ bucket_problem damaged(std::string what) {
 }
 bucket_problem unreadable(std::string what) { return {std::move(what), false}; }
 
-// Reads exactly `size` bytes at `offset`. A file shorter than its size said a moment
-// ago is being changed by someone else: unreadable, not damaged.
-bucket_problem read_at(int fd, std::uint64_t offset, std::byte* out, std::size_t size) {
+}  // namespace
+
+bucket_problem read_bucket_bytes(int fd, std::uint64_t offset, std::byte* out, std::size_t size) {
   for (std::size_t done = 0; done < size;) {
     const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
@@ -44,8 +44,6 @@ bucket_problem read_at(int fd, std::uint64_t offset, std::byte* out, std::size_t
   }
   return {};
 }
-
-}  // namespace
 
 std::string bucket_file_name(std::uint64_t bucket_id) {
   return hex_id(bucket_id) + std::string{bucket_suffix};
@@ -79,15 +77,17 @@ bucket_problem read_bucket_index(const std::filesystem::path& path, bucket_index
                    " is not a whole number of pages, at least 2");
 
   std::vector<std::byte> page(page_size);
-  if (auto e = read_at(file.get(), 0, page.data(), page_size); !e.empty()) return e;
+  if (auto e = read_bucket_bytes(file.get(), 0, page.data(), page_size); !e.empty()) return e;
   if (auto e = decode_header(page, out.header); !e.empty()) return damaged(e);
-  if (auto e = read_at(file.get(), out.file_size - page_size, page.data(), page_size); !e.empty())
+  const auto footer_at = out.file_size - page_size;
+  if (auto e = read_bucket_bytes(file.get(), footer_at, page.data(), page_size); !e.empty())
     return e;
   if (auto e = decode_footer(page, out.footer); !e.empty()) return damaged(e);
   if (auto e = check_index_extent(out.footer, out.file_size); !e.empty()) return damaged(e);
 
   std::vector<std::byte> index(out.footer.index_size);
-  if (auto e = read_at(file.get(), out.footer.index_offset, index.data(), index.size()); !e.empty())
+  if (auto e = read_bucket_bytes(file.get(), out.footer.index_offset, index.data(), index.size());
+      !e.empty())
     return e;
   return damaged(decode_index(out.header.format_version, index, out.footer, out.entries));
 }

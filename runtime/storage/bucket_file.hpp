@@ -42,6 +42,10 @@ struct bucket_problem {
   bool empty() const { return what.empty(); }
 };
 
+// Reads exactly `size` bytes at `offset` of `fd`; a file that ends first is unreadable
+// (being changed by someone else), not damaged.
+bucket_problem read_bucket_bytes(int fd, std::uint64_t offset, std::byte* out, std::size_t size);
+
 // Reads and checks the header, the footer and the index of a sealed bucket file. Every
 // size and offset in them is checked against the file's real size before it is used.
 bucket_problem read_bucket_index(const std::filesystem::path& path, bucket_index& out);

@@ -108,19 +108,25 @@ std::string decode_header(const_bytes page, header& out) {
   return {};
 }
 
+std::uint32_t encode_record_head(std::uint64_t bucket_id, std::string_view key,
+                                 const_bytes value, bytes out) {
+  assert(out.size() == record_head_size(key.size()));
+  encode_record_header(bucket_id, key.size(), value.size(), out);
+  put_bytes(out, record_header_size, key.data(), key.size());
+  const std::size_t key_end = record_header_size + key.size();
+  std::memset(out.data() + key_end, 0, out.size() - key_end);
+  const std::uint32_t crc = record_crc(bucket_id, key, value);
+  put(out, record_crc_at, mask_crc(crc));
+  return crc;
+}
+
 std::uint32_t encode_record(std::uint64_t bucket_id, std::string_view key, const_bytes value,
                             bytes out) {
   assert(out.size() == record_size(version, key.size(), value.size()));
   const auto value_at = record_head_size(key.size());
-  encode_record_header(bucket_id, key.size(), value.size(), out);
-  put_bytes(out, record_header_size, key.data(), key.size());
-  const std::size_t key_end = record_header_size + key.size();
-  std::memset(out.data() + key_end, 0, value_at - key_end);
   put_bytes(out, value_at, value.data(), value.size());
   std::memset(out.data() + value_at + value.size(), 0, out.size() - value_at - value.size());
-  const std::uint32_t crc = record_crc(bucket_id, key, value);
-  put(out, record_crc_at, mask_crc(crc));
-  return crc;
+  return encode_record_head(bucket_id, key, value, out.first(value_at));
 }
 
 std::string decode_record_head(std::uint32_t format_version, const_bytes bytes,
@@ -191,6 +197,32 @@ std::string decode_value_read(std::uint32_t format_version, const_bytes read,
   return problem;
 }
 
+std::string decode_record_extent(std::uint32_t format_version, const_bytes head,
+                                 std::uint64_t bucket_id, std::uint64_t& size) {
+  if (head.size() < record_header_size)
+    return size_problem("record header", head.size(), record_header_size);
+  if (!has_magic(head, record_magic, sizeof record_magic)) return "record magic is wrong";
+  const auto key_size = get<std::uint32_t>(head, 4);
+  if (key_size == 0 || key_size > max_key_size) return "record has a bad key length";
+  if (get<std::uint64_t>(head, 16) != bucket_id) return "record belongs to another bucket";
+  size = record_size(format_version, key_size, get<std::uint32_t>(head, 8));
+  return {};
+}
+
+std::string scan_record(std::uint32_t format_version, const_bytes pages,
+                        std::uint64_t bucket_id, std::uint64_t offset, index_entry& out) {
+  record_head head;
+  if (auto problem = decode_record_head(format_version, pages, head); !problem.empty())
+    return problem;
+  index_entry found{std::string{head.key}, head.value_size, offset, head.crc};
+  record_view view;
+  if (auto problem = decode_record(format_version, pages, bucket_id, found, view);
+      !problem.empty())
+    return problem;
+  out = std::move(found);
+  return {};
+}
+
 std::uint64_t index_size(std::span<const index_entry> entries) {
   std::uint64_t size = 0;
   for (const auto& e : entries) size += index_entry_header_size + e.key.size();
@@ -219,6 +251,21 @@ void encode_footer(const footer& f, bytes out) {
   put(out, 24, f.record_count);
   put(out, 32, mask_crc(f.index_crc));
   put(out, footer_crc_at, mask_crc(crc32c(out.data(), footer_crc_at)));
+}
+
+std::uint64_t tail_size(std::span<const index_entry> entries) {
+  return align_up(index_size(entries)) + page_size;
+}
+
+footer encode_tail(std::span<const index_entry> entries, std::uint64_t index_offset, bytes out) {
+  footer f;
+  f.index_offset = index_offset;
+  f.index_size = index_size(entries);
+  f.record_count = entries.size();
+  const auto index_pages = align_up(f.index_size);
+  f.index_crc = encode_index(entries, out.first(index_pages));
+  encode_footer(f, out.subspan(index_pages, page_size));
+  return f;
 }
 
 std::string decode_footer(const_bytes page, footer& out) {

@@ -63,8 +63,10 @@
 // at most one page per record on disk (the head's padding), none on the read path.
 //
 // A value is read with one O_DIRECT read. Recovery reads the header, the footer and
-// the index, never the values: a file whose footer is absent or broken was torn while
-// it was being written, and it was never published.
+// the index of a sealed file, never the values. An unsealed file (.tmp, no footer) may
+// hold records the writer committed (fdatasync) and acknowledged before the seal: each
+// record's head says its own extent and its crc covers it, so recovery scans them from
+// the first record page (scan_record) and completes the file from the valid prefix.
 #pragma once
 
 #include <cstddef>
@@ -151,6 +153,11 @@ void encode_header(const header& h, bytes out);
 // Returns the record's crc (unmasked), which the index repeats.
 std::uint32_t encode_record(std::uint64_t bucket_id, std::string_view key,
                             const_bytes value, bytes out);
+// The record's head alone (record_head_size(key length) bytes), its crc computed over
+// `value` where it lies: for a writer that writes the value's pages from the caller's
+// memory rather than from a copy. Returns the crc, as encode_record does.
+std::uint32_t encode_record_head(std::uint64_t bucket_id, std::string_view key,
+                                 const_bytes value, bytes out);
 void encode_footer(const footer& f, bytes out);
 
 // The index's entry bytes, before padding, and the entries' encoding into `out`
@@ -212,5 +219,19 @@ std::string check_split_value(const_bytes bulk, const_bytes tail, std::uint64_t 
 std::string decode_value_read(std::uint32_t format_version, const_bytes read,
                               std::uint64_t bucket_id, const index_entry& want,
                               const_bytes& value);
+
+// Scanning an unsealed file's records, without an index. The record header at the
+// start of `head` (at least record_header_size bytes) gives the record's extent in
+// `size` (record_size(format_version, ...)); `pages` then holds that many bytes, and
+// `out` gets the record's index entry once its crc and bucket id check out.
+std::string decode_record_extent(std::uint32_t format_version, const_bytes head,
+                                 std::uint64_t bucket_id, std::uint64_t& size);
+std::string scan_record(std::uint32_t format_version, const_bytes pages,
+                        std::uint64_t bucket_id, std::uint64_t offset, index_entry& out);
+
+// The index pages and the footer page that seal a file whose records end at
+// `index_offset`: tail_size(entries) bytes into `out`. Returns the footer written.
+std::uint64_t tail_size(std::span<const index_entry> entries);
+footer encode_tail(std::span<const index_entry> entries, std::uint64_t index_offset, bytes out);
 
 }  // namespace spillway::bucket_format

@@ -9,6 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/storage/unsealed_bucket.hpp"
+
 namespace spillway {
 namespace {
 
@@ -95,6 +97,12 @@ void trim_quarantine(const fs::path& dir, std::uint64_t quota_bytes, recovered_s
   }
 }
 
+void sort_by_id(std::vector<recovered_bucket>& buckets) {
+  std::sort(buckets.begin(), buckets.end(), [](const auto& a, const auto& b) {
+    return a.index.header.bucket_id < b.index.header.bucket_id;
+  });
+}
+
 // Counted in a pass of its own, so that `shown` knows the total while the scan still
 // reads the directory as it goes (it holds a descriptor only for the directory).
 recovered_store scan(const fs::path& dir, progress* shown) {
@@ -114,10 +122,35 @@ recovered_store scan(const fs::path& dir, progress* shown) {
       (problem.damaged ? store.rejected : store.unreadable)
         .push_back({entry.path(), std::move(problem.what)});
   }
-  std::sort(store.buckets.begin(), store.buckets.end(), [](const auto& a, const auto& b) {
-    return a.index.header.bucket_id < b.index.header.bucket_id;
-  });
+  sort_by_id(store.buckets);
   return store;
+}
+
+// Seals each regular .tmp file from its whole records; those without any stay rejected.
+void complete_unsealed(recovered_store& store) {
+  std::vector<rejected_file> rejected;
+  for (auto& file : store.rejected) {
+    const auto id = parse_bucket_file_name(file.path.filename().string());
+    if (file.path.extension() != ".tmp" || !fs::is_regular_file(fs::symlink_status(file.path))) {
+      rejected.push_back(std::move(file));
+      continue;
+    }
+    completed_bucket done;
+    auto problem = complete_unsealed_bucket(file.path, *id, done);
+    if (!problem.empty()) {
+      (problem.damaged ? rejected : store.unreadable).push_back({file.path, problem.what});
+      continue;
+    }
+    auto note = std::to_string(done.index.entries.size()) + " whole records kept";
+    if (!done.cut.empty())
+      note += ", " + std::to_string(done.cut_bytes) + " bytes after them cut: " + done.cut;
+    spdlog::warn("recovery: completed unsealed {} as {}: {}", file.path.string(),
+                 done.path.filename().string(), note);
+    store.completed.push_back({file.path, std::move(note)});
+    store.buckets.push_back({done.path, std::move(done.index)});
+  }
+  store.rejected = std::move(rejected);
+  sort_by_id(store.buckets);
 }
 
 }  // namespace
@@ -126,6 +159,7 @@ recovered_store scan_data_dir(const fs::path& dir) { return scan(dir, nullptr); 
 
 recovered_store recover_data_dir(const fs::path& dir, const recovery_options& options) {
   auto store = scan(dir, options.shown);
+  complete_unsealed(store);
   for (const auto& file : store.rejected) set_aside(file, dir, options);
   for (const auto& file : store.unreadable)
     spdlog::warn("recovery: left {} in place, not served: {}", file.path.string(), file.reason);

@@ -1,6 +1,8 @@
 // What a node finds in its data dir at start. Every sealed bucket file is checked
-// (header, footer, index crc) without reading its values. Files proven damaged, and
-// .tmp files (writes that never sealed), are set aside in quarantine/ or removed; files
+// (header, footer, index crc) without reading its values. A .tmp file (a bucket the
+// writer never sealed) is completed from its whole records (unsealed_bucket.hpp), which
+// include every one acknowledged; one without any, and files proven damaged, are set
+// aside in quarantine/ or removed; files
 // that could not be read (an open or read error, a symlink, a FIFO) stay where they are
 // for the next start. Each is logged with its reason. The catalog is rebuilt from what
 // survives.
@@ -32,6 +34,7 @@ struct recovered_store {
   std::vector<recovered_bucket> buckets;  // in bucket id order: later ones win a key
   std::vector<rejected_file> rejected;    // damaged or never sealed: set aside
   std::vector<rejected_file> unreadable;  // left in place, not served
+  std::vector<rejected_file> completed;   // .tmp files sealed from their whole records
   std::uint64_t highest_sequence = 0;     // of every bucket or tmp file seen
   std::uint64_t quarantine_bytes = 0;     // what quarantine/ still holds
 };
@@ -47,7 +50,7 @@ struct recovery_options {
 
 recovered_store recover_data_dir(const std::filesystem::path& dir, const recovery_options& options);
 
-// Scans without changing anything, for `spillway inspect`.
+// Scans without changing anything, for `spillway inspect`: .tmp files show as rejected.
 recovered_store scan_data_dir(const std::filesystem::path& dir);
 
 }  // namespace spillway

@@ -27,6 +27,14 @@ int open_regular_file(const std::filesystem::path& path, int flags, mode_t mode)
   return -1;
 }
 
+int fsync_dir(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int err = ::fsync(fd) != 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
 std::string open_error_text(int err) {
   if (err == ELOOP) return "a symlink, which is not followed";
   if (err == EBADFD) return "not a regular file";

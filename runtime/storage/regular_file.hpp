@@ -16,6 +16,10 @@ namespace spillway {
 // open: ELOOP for a symlink, EBADFD for anything else that is not a regular file.
 int open_regular_file(const std::filesystem::path& path, int flags, mode_t mode = 0);
 
+// 0, or the errno of opening or syncing the directory `dir`: what makes a name
+// created, or renamed, in it durable.
+int fsync_dir(const std::filesystem::path& dir);
+
 // What open_regular_file's errno means, for messages.
 std::string open_error_text(int err);
 

@@ -33,7 +33,7 @@ struct store_inspection {
   std::uint64_t garbage_bytes = 0;   // value bytes of records a newer one replaced
   std::vector<std::string> damaged;  // "<file>: <why>" for bucket files that fail recovery
   std::vector<std::string> unreadable;  // "<file>: <why>": not read now, not proven damaged
-  std::vector<std::string> unsealed; // .tmp files: writes a crash interrupted
+  std::vector<std::string> unsealed; // .tmp files: buckets being written, or a crash's
   std::vector<inspected_bucket> sound_buckets;  // in bucket id order
   std::vector<bad_record> bad_records;
   bool verified = false;

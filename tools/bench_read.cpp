@@ -117,7 +117,12 @@ public:
   std::span<std::byte> buffer(std::uint64_t i, std::uint64_t object_size) const {
     return {memory_.chunk_base(0) + i * stride_, object_size};
   }
-  const char* pages() const { return to_string(memory_.pages()); }
+  // The kind of pages asked for, and how much of the buffers the kernel made huge.
+  std::string pages() const {
+    return std::string{to_string(memory_.pages())} + ", " +
+           std::to_string(memory_.huge_bytes() >> 20) + " of " +
+           std::to_string(memory_.size() >> 20) + " MiB huge";
+  }
 
 private:
   static constexpr std::uint64_t chunk = 1ull << 30;
@@ -470,7 +475,8 @@ int run_bench_read(const bench_read_options& o) {
     std::printf(" (of %llu); readers busy", static_cast<unsigned long long>(config.read.window));
     for (const auto& x : busy) std::printf(" %.0f%%", 100 * bench::median(x));
     std::printf(" of the time\n");
-    std::printf("into: caller buffers in %s pages; bytes copied per round", buffers->pages());
+    std::printf("into: caller buffers in %s pages; bytes copied per round",
+                buffers->pages().c_str());
     for (const auto& x : copied) std::printf(" %.0f", bench::median(x));
     std::printf("\n");
     for (std::size_t c = 0; c < o.concurrency.size(); ++c) {

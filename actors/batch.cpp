@@ -9,11 +9,21 @@
 //   a caller that copies gets the keys finished by then at once (hand_over_finished).
 //   A read refused with EINVAL on an O_DIRECT file asks its bucket for the file opened
 //   buffered and goes again (and tells the catalog, which moves every bucket over).
+// Reads in place: a caller that names a target per key (get_batch_into) has a v2 value
+// read straight into it when the target is page-aligned (O_DIRECT's rule for memory) and
+// large enough: a value of whole pages in one read; else its whole pages there and its
+// last, partial page into a 4 KiB extent (the bounce), whose value bytes alone are
+// copied over once the two pieces pass their crc together, so that nothing past the
+// value's length is written. A registered target is read with read_fixed (its slot).
+// Such a read is placed from the start: it needs no extent and is never given up at
+// the deadline, as the kernel may still be writing the caller's memory.
 #include "actors/batch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <numeric>
 
 #include <caf/actor_system.hpp>
@@ -32,6 +42,11 @@ namespace bf = bucket_format;
 
 constexpr std::uint32_t no_reader = UINT32_MAX;
 
+// What one read of a value is: all of it, or one of the two pieces of a value read in
+// place (its whole pages into the target, its last page into a bounce extent), which
+// follow each other in `plans`.
+enum class piece : std::uint8_t { whole, bulk, tail };
+
 // One record to read: where it is on disk, where it goes, and who reads it.
 struct read_plan {
   std::uint32_t key = 0;       // position in the request
@@ -40,7 +55,10 @@ struct read_plan {
   read_item item;              // tag = position in `plans`
   read_fault key_fault = no_fault;  // what the [fault] config names for this key
   std::uint32_t reader = no_reader;
-  bool placed = false;         // has an extent
+  piece part = piece::whole;
+  bool in_place = false;       // reads into the caller's target, not an extent
+  bool placed = false;         // has somewhere to read into
+  bool landed = false;         // its read came back whole
   bool done = false;
 };
 
@@ -67,6 +85,7 @@ struct batch_state {
   std::size_t next_group = 0;               // group mode: the first plan of the next group
   bool alloc_pending = false;               // an alloc is waiting at the arena
   std::vector<bool> sent;                   // keys already answered in a wave
+  io_report copies;                         // the read path's bytes: in place, bounced, copied
   static inline const char* name = "batch";
 
   bool group_mode() const { return context.config.mode == "group"; }
@@ -74,6 +93,9 @@ struct batch_state {
 
   void settle(read_plan& p, key_status status) {
     reply.items[p.key].status = status;
+    finish(p);
+  }
+  void finish(read_plan& p) {
     p.done = true;
     --open_reads;
   }
@@ -241,6 +263,40 @@ void read_buffered(batch_pointer self, read_plan& p) {
       [give_up](caf::error&) { give_up(EINVAL); });  // no answer: the refusal is all we know
 }
 
+bf::index_entry wanted(const batch_state& st, const read_plan& p) {
+  return {st.keys[p.key], p.where.value_size, p.where.offset, p.where.crc};
+}
+
+// A value read in place in two pieces is checked once both landed; a piece that failed
+// has named the key's error already. Only then is the tail copied into the target.
+void check_pieces(batch_pointer self, read_plan& p) {
+  auto& st = self->state;
+  auto& bulk = p.part == piece::bulk ? p : st.plans[p.item.tag - 1];
+  auto& tail = p.part == piece::tail ? p : st.plans[p.item.tag + 1];
+  const auto& other = p.part == piece::bulk ? tail : bulk;
+  if (!other.done || !other.landed) return st.finish(p);
+  const auto want = wanted(st, p);
+  const auto problem = bf::check_split_value(
+    {reinterpret_cast<const std::byte*>(bulk.item.address), bulk.item.length},
+    {reinterpret_cast<const std::byte*>(tail.item.address), tail.item.length},
+    st.buckets[p.bucket].file.bucket_id, want);
+  if (!problem.empty()) {
+    spdlog::error("batch: key '{}' in bucket {:016x} at offset {}: {}", printable_key(want.key),
+                  st.buckets[p.bucket].file.bucket_id, want.offset, problem);
+    return st.settle(p, {key_error::corrupt, 0});
+  }
+  const auto tail_bytes = want.value_size - bulk.item.length;
+  std::memcpy(reinterpret_cast<void*>(bulk.item.address + bulk.item.length),
+              reinterpret_cast<const void*>(tail.item.address), tail_bytes);
+  auto& item = st.reply.items[p.key];
+  item.address = bulk.item.address;
+  item.size = want.value_size;
+  st.copies.in_place_bytes += bulk.item.length;
+  st.copies.bounced_bytes += tail.item.length;
+  st.copies.copied_bytes += tail_bytes;
+  st.settle(p, {});
+}
+
 // The value is handed out only if what was read holds exactly the record the index
 // promised: in v2 the value's pages alone, checked against the key and crc of the index.
 void check(batch_pointer self, read_plan& p, int result) {
@@ -252,8 +308,10 @@ void check(batch_pointer self, read_plan& p, int result) {
                   strerrorname_np(-result));
     return st.settle(p, {key_error::io_error, -result});
   }
+  p.landed = true;
+  if (p.part != piece::whole) return check_pieces(self, p);
   const auto& b = st.buckets[p.bucket];
-  const bf::index_entry want{st.keys[p.key], p.where.value_size, p.where.offset, p.where.crc};
+  const auto want = wanted(st, p);
   bf::const_bytes value;
   const auto problem = bf::decode_value_read(
     b.reads.format_version, {reinterpret_cast<const std::byte*>(p.item.address), p.item.length},
@@ -266,6 +324,12 @@ void check(batch_pointer self, read_plan& p, int result) {
   auto& item = st.reply.items[p.key];
   item.address = reinterpret_cast<std::uint64_t>(value.data());
   item.size = value.size();
+  if (p.in_place) {
+    st.copies.in_place_bytes += p.item.length;
+  } else if (st.in_waves()) {  // a caller that takes waves copies every value out
+    st.copies.bounced_bytes += p.item.length;
+    st.copies.copied_bytes += value.size();
+  }
   st.settle(p, {});
 }
 
@@ -331,6 +395,21 @@ void allocate(batch_pointer self) {
           });
 }
 
+// Every bucket answered its pin: reads in place go at once (they need no extent), the
+// others once the arena lends them one.
+void start_reads(batch_pointer self) {
+  auto& st = self->state;
+  if (st.group_mode()) {
+    dispatch_next_group(self);
+  } else {
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t i = 0; i < st.plans.size(); ++i)
+      if (st.plans[i].placed && !st.plans[i].done) ready.push_back(i);
+    dispatch(self, ready);
+  }
+  allocate(self);
+}
+
 // The keys of bucket `b` that could not be pinned fail with `status`; it holds no pin.
 void fail_bucket(batch_state& st, std::uint32_t b, key_status status) {
   st.buckets[b].file.fd = -1;
@@ -358,17 +437,69 @@ void pin_buckets(batch_pointer self) {
             for (auto& p : st.plans)
               if (p.bucket == b) aim(st, p);
           }
-          if (--st.pins_missing == 0) allocate(self);
+          if (--st.pins_missing == 0) start_reads(self);
         },
         [self, b](caf::error& err) {
           fail_bucket(self->state, b,
                       {err == caf::sec::request_timeout ? key_error::timeout : key_error::not_found, 0});
-          if (--self->state.pins_missing == 0) allocate(self);
+          if (--self->state.pins_missing == 0) start_reads(self);
         });
   }
 }
 
-// Turns the catalog's answer into plans, checking each value fits an arena chunk.
+// Whether a value goes straight into the caller's target: a v2 value (on pages of its
+// own), a page-aligned target with room for it, and at least one whole page of it to
+// read there (a smaller one is all bounce).
+bool reads_in_place(const read_target& t, std::uint32_t format_version, std::uint64_t value_size) {
+  return format_version != 1 && t.address % bf::page_size == 0 && t.capacity >= value_size &&
+         value_size >= bf::page_size;
+}
+
+// The plans of one record: one read into an extent, or into the caller's target in place
+// (a second read for the partial last page, into an extent). Too large: it cannot ever
+// fit its target or an extent.
+void add_plans(batch_state& st, std::uint32_t bucket, std::uint32_t format_version,
+               const record_location& r, read_fault key_fault) {
+  read_plan p;
+  p.key = r.key_index;
+  p.bucket = bucket;
+  p.where = r;
+  p.key_fault = key_fault;
+  const auto read = bf::value_read(format_version, r.offset, r.key_size, r.value_size);
+  p.item.offset = read.offset;
+  p.item.length = read.length;
+  const auto& targets = st.context.targets;
+  const read_target* target = r.key_index < targets.size() ? &targets[r.key_index] : nullptr;
+  std::array<read_plan, 2> reads{p, p};
+  std::size_t count = 1;
+  if (target && reads_in_place(*target, format_version, r.value_size)) {
+    auto& first = reads[0];
+    first.in_place = first.placed = true;
+    first.item.address = target->address;
+    first.item.chunk = target->slot;
+    first.item.length = r.value_size / bf::page_size * bf::page_size;
+    if (first.item.length != read.length) {
+      first.part = piece::bulk;
+      reads[1].part = piece::tail;
+      reads[1].item.offset = read.offset + first.item.length;
+      reads[1].item.length = bf::page_size;
+      count = 2;
+    }
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    reads[i].item.tag = static_cast<std::uint32_t>(st.plans.size());
+    st.plans.push_back(reads[i]);
+    ++st.open_reads;
+  }
+  const bool too_large = (target && target->capacity < r.value_size) ||
+                         (!reads[0].placed && read.length > st.context.config.arena_chunk);
+  if (!too_large) return;
+  st.reply.items[r.key_index].size = r.value_size;  // what the caller would need
+  for (auto i = st.plans.size() - count; i < st.plans.size(); ++i)
+    st.settle(st.plans[i], {key_error::too_large, 0});
+}
+
+// Turns the catalog's answer into plans.
 void on_resolved(batch_pointer self, resolve_reply& where) {
   auto& st = self->state;
   for (auto k : where.missing) st.reply.items[k].status = {key_error::not_found, 0};
@@ -376,24 +507,14 @@ void on_resolved(batch_pointer self, resolve_reply& where) {
   for (auto& reads : where.buckets) {
     const auto b = static_cast<std::uint32_t>(st.buckets.size());
     for (const auto& r : reads.records) {
-      read_plan p;
-      p.key = r.key_index;
-      p.bucket = b;
-      p.where = r;
-      p.item.tag = static_cast<std::uint32_t>(st.plans.size());
-      const auto read = bf::value_read(reads.format_version, r.offset, r.key_size, r.value_size);
-      p.item.offset = read.offset;
-      p.item.length = read.length;
       const auto& key = st.keys[r.key_index];
       auto named = [&key](const std::vector<std::string>& list) {
         return std::find(list.begin(), list.end(), key) != list.end();
       };
-      if (faults.enabled && named(faults.read_error_keys)) p.key_fault = fail_with_eio;
-      else if (faults.enabled && named(faults.short_read_keys)) p.key_fault = come_back_short;
-      st.plans.push_back(p);
-      ++st.open_reads;
-      if (p.item.length > st.context.config.arena_chunk)  // no extent can ever hold it
-        st.settle(st.plans.back(), {key_error::too_large, 0});
+      auto key_fault = no_fault;
+      if (faults.enabled && named(faults.read_error_keys)) key_fault = fail_with_eio;
+      else if (faults.enabled && named(faults.short_read_keys)) key_fault = come_back_short;
+      add_plans(st, b, reads.format_version, r, key_fault);
     }
     st.buckets.push_back({std::move(reads), {}, -1, {}});
   }
@@ -406,8 +527,9 @@ void report(const batch_state& st) {
   if (!st.context.meter) return;
   const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(
     std::chrono::steady_clock::now() - st.asked);
-  io_report r{false, std::vector<std::uint32_t>(key_error_count), 0,
-              static_cast<std::uint64_t>(took.count())};
+  io_report r = st.copies;
+  r.keys.assign(key_error_count, 0);
+  r.ns = static_cast<std::uint64_t>(took.count());
   for (const auto& item : st.reply.items) {
     ++r.keys[static_cast<std::size_t>(item.status.error)];
     if (item.status.ok()) r.bytes += item.size;

@@ -24,6 +24,10 @@ meter_actor::behavior_type meter(meter_actor::stateful_pointer<meter_state> self
       if (r.write) {
         t.written_in_place_bytes += r.in_place_bytes;
         t.written_copied_bytes += r.copied_bytes;
+      } else {
+        t.read_in_place_bytes += r.in_place_bytes;
+        t.read_bounced_bytes += r.bounced_bytes;
+        t.read_copied_bytes += r.copied_bytes;
       }
     },
     [self](stats_atom) { return self->state.totals; },

@@ -35,7 +35,7 @@ struct supervisor_state {
   }
 };
 
-using supervisor_pointer = node_actor::stateful_pointer<supervisor_state>;
+using supervisor_pointer = supervisor_actor::stateful_pointer<supervisor_state>;
 
 void start_reader(supervisor_pointer self, std::uint32_t index) {
   auto reader = self->state.make_reader(self->home_system(), index);
@@ -86,7 +86,19 @@ caf::typed_response_promise<node_stats> gather_stats(supervisor_pointer self) {
   return p->promise;
 }
 
-node_actor::behavior_type supervisor(supervisor_pointer self, node_config config,
+// A batch for one get, with `mode` ("" for read.mode), its wave sink (none: the caller
+// holds every value at once) and the caller's read targets (none, or one per key).
+batch_actor start_batch(supervisor_pointer self, const std::string& mode,
+                        const caf::actor& sink, std::vector<read_target> targets) {
+  const auto& st = self->state;
+  auto read = st.config.read;
+  if (!mode.empty()) read.mode = mode;
+  return spawn_batch(self->home_system(),
+                     {st.services.catalog, st.services.arena, st.readers, read, st.config.fault,
+                      sink, st.services.meter, std::move(targets)});
+}
+
+supervisor_actor::behavior_type supervisor(supervisor_pointer self, node_config config,
                                      reader_factory make_reader, node_services services) {
   auto& st = self->state;
   st.config = std::move(config);
@@ -108,22 +120,21 @@ node_actor::behavior_type supervisor(supervisor_pointer self, node_config config
   return {
     [self](stats_atom) { return gather_stats(self); },
     [self](caf::get_atom, std::vector<std::string>& keys, const std::string& mode, bool waves) {
-      const auto& st = self->state;
-      auto read = st.config.read;
-      if (!mode.empty()) read.mode = mode;
       const auto sink = waves ? caf::actor_cast<caf::actor>(self->current_sender()) : caf::actor{};
-      auto b = spawn_batch(self->home_system(),
-                           {st.services.catalog, st.services.arena, st.readers, read,
-                            st.config.fault, sink, st.services.meter});
-      return self->delegate(b, caf::get_atom_v, std::move(keys));
+      return self->delegate(start_batch(self, mode, sink, {}), caf::get_atom_v, std::move(keys));
+    },
+    [self](caf::get_atom, std::vector<std::string>& keys, std::vector<read_target>& targets) {
+      const auto sink = caf::actor_cast<caf::actor>(self->current_sender());
+      return self->delegate(start_batch(self, "", sink, std::move(targets)), caf::get_atom_v,
+                            std::move(keys));
     },
   };
 }
 
 }  // namespace
 
-node_actor spawn_supervisor(caf::actor_system& system, node_config config,
-                            reader_factory make_reader, node_services services) {
+supervisor_actor spawn_supervisor(caf::actor_system& system, node_config config,
+                                  reader_factory make_reader, node_services services) {
   return system.spawn(supervisor, std::move(config), std::move(make_reader),
                       std::move(services));
 }

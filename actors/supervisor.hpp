@@ -29,7 +29,7 @@ struct node_services {
   meter_actor meter;
 };
 
-node_actor spawn_supervisor(caf::actor_system& system, node_config config,
-                            reader_factory make_reader, node_services services);
+supervisor_actor spawn_supervisor(caf::actor_system& system, node_config config,
+                                  reader_factory make_reader, node_services services);
 
 }  // namespace spillway

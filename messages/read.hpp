@@ -31,6 +31,11 @@ typename Inspector::result_type inspect(Inspector& f, read_item& x) {
   return f(x.tag, x.fd, x.offset, x.length, x.address, x.chunk, x.fault);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_target& x) {
+  return f(x.address, x.capacity, x.slot);
+}
+
 // What became of reads: `result` is the bytes read (== length) or -errno.
 struct read_result {
   std::uint32_t tag = 0;

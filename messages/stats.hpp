@@ -120,20 +120,25 @@ struct io_report {
   std::uint64_t bytes = 0;          // of the values handed out (get) or stored (put)
   std::uint64_t ns = 0;             // from the request to its answer
   // Value bytes that went between disk and the caller's memory directly, and those
-  // memcpy'd on the way (into staging, for a put).
+  // memcpy'd on the way (into staging for a put, out of the arena for a get); for a get
+  // also those read into the arena first (whole pages) for a caller that copies them out.
   std::uint64_t in_place_bytes = 0;
   std::uint64_t copied_bytes = 0;
+  std::uint64_t bounced_bytes = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_report& x) {
-  return f(x.write, x.keys, x.bytes, x.ns, x.in_place_bytes, x.copied_bytes);
+  return f(x.write, x.keys, x.bytes, x.ns, x.in_place_bytes, x.copied_bytes, x.bounced_bytes);
 }
 
 // What the node did since it started, summed by the meter (actors/meter.cpp).
 struct io_stats {
   std::vector<std::uint64_t> read_keys = std::vector<std::uint64_t>(key_error_count);
   std::uint64_t read_bytes = 0;
+  std::uint64_t read_in_place_bytes = 0;  // see io_report
+  std::uint64_t read_bounced_bytes = 0;
+  std::uint64_t read_copied_bytes = 0;
   latency_histogram get_latency;
   std::vector<std::uint64_t> written_keys = std::vector<std::uint64_t>(key_error_count);
   std::uint64_t written_bytes = 0;
@@ -144,8 +149,9 @@ struct io_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, io_stats& x) {
-  return f(x.read_keys, x.read_bytes, x.get_latency, x.written_keys, x.written_bytes,
-           x.put_latency, x.written_in_place_bytes, x.written_copied_bytes);
+  return f(x.read_keys, x.read_bytes, x.read_in_place_bytes, x.read_bounced_bytes,
+           x.read_copied_bytes, x.get_latency, x.written_keys, x.written_bytes, x.put_latency,
+           x.written_in_place_bytes, x.written_copied_bytes);
 }
 
 // What this node's transfers did since it started: each slicer's own account, summed

@@ -29,6 +29,7 @@ struct pinned_file;
 struct put_reply;
 struct read_item;
 struct read_result;
+struct read_target;
 struct reader_stats;
 struct resolve_reply;
 struct values_reply;
@@ -94,4 +95,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::node_report))
   CAF_ADD_TYPE_ID(spillway, (spillway::values_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::exists_reply))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::read_target>))
 CAF_END_TYPE_ID_BLOCK(spillway)

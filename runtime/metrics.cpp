@@ -185,6 +185,13 @@ void io_metrics(exposition& out, const io_stats& io) {
             io.read_keys);
   out.counter("spillway_read_bytes_total", "Value bytes handed out by batch gets, checked",
               static_cast<double>(io.read_bytes));
+  out.family("spillway_read_value_bytes_total", "counter",
+             "Value bytes got into memory the caller owns, by path: in_place (the disk read "
+             "them there), bounced (read into the arena first, whole pages), copied (memcpy "
+             "out of the arena)");
+  out.sample(static_cast<double>(io.read_in_place_bytes), {{"path", "in_place"}});
+  out.sample(static_cast<double>(io.read_bounced_bytes), {{"path", "bounced"}});
+  out.sample(static_cast<double>(io.read_copied_bytes), {{"path", "copied"}});
   histogram(out, "spillway_get_batch_seconds", "Time from a batch get to its answer",
             io.get_latency);
   by_status("spillway_written_keys_total", "Keys put, by what became of them", io.written_keys);

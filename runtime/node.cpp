@@ -57,7 +57,7 @@ struct node::impl {
   std::optional<data_dir_lock> lock;
   caf::actor_system_config caf_config;  // outlives the system, which keeps a reference
   std::unique_ptr<caf::actor_system> system;
-  node_actor supervisor;
+  supervisor_actor supervisor;
   catalog_actor catalog;
   writer_actor writer;
   registrar_actor registrar;
@@ -85,10 +85,12 @@ struct node::impl {
     return std::chrono::milliseconds{config.storage.seal_after_ms} + timeout();
   }
 
-  // Reads `keys` letting the batch answer in waves; `take(k, status, bytes)` sees each
-  // key's value while its extent is held, and the leases go back right after.
-  using copy_fn = std::function<void(std::size_t, key_status, std::span<const std::byte>)>;
-  void copy_batch(const std::vector<std::string>& keys, const copy_fn& take);
+  // Reads `keys` letting the batch answer in waves, into `targets` where it can (none:
+  // all into the arena); `take(k, item)` sees each key's item while its extent is held,
+  // and the leases go back right after.
+  using copy_fn = std::function<void(std::size_t, const get_item&)>;
+  void copy_batch(const std::vector<std::string>& keys, std::vector<read_target> targets,
+                  const copy_fn& take);
 
   // Asks `dest` and waits for the answer; throws std::runtime_error on any error.
   template <class Reply, class Handle, class... Ts>
@@ -458,21 +460,21 @@ batch_values node::get_batch(const std::vector<std::string>& keys, const std::st
   return out;
 }
 
-void node::impl::copy_batch(const std::vector<std::string>& keys, const copy_fn& take) {
+void node::impl::copy_batch(const std::vector<std::string>& keys,
+                            std::vector<read_target> targets, const copy_fn& take) {
   if (!system) throw std::runtime_error("the node is stopped");
   caf::scoped_actor self{*system};
   std::vector<bool> answered(keys.size(), false);
   auto consume = [&](get_reply& part) {
     for_each_item(part, [&](std::size_t k, const get_item& item) {
-      const auto* bytes = reinterpret_cast<const std::byte*>(item.address);
-      take(k, item.status, item.status.ok() ? std::span{bytes, item.size}
-                                            : std::span<const std::byte>{});
+      take(k, item);
       answered[k] = true;
     });
     for (auto lease : part.leases) caf::anon_send(arena, release_atom_v, lease);
   };
   // A plain send, not a request: the batch answers with waves, then with the rest.
-  self->send(supervisor, caf::get_atom_v, keys, std::string{}, true);
+  if (targets.empty()) self->send(supervisor, caf::get_atom_v, keys, std::string{}, true);
+  else self->send(supervisor, caf::get_atom_v, keys, std::move(targets));
   for (bool done = false; !done;)
     self->receive([&](wave_atom, get_reply& part) { consume(part); },
                   [&](get_reply& rest) {
@@ -481,7 +483,7 @@ void node::impl::copy_batch(const std::vector<std::string>& keys, const copy_fn&
                   },
                   caf::after(batch_deadline()) >> [&] { done = true; });
   for (std::size_t k = 0; k < keys.size(); ++k)
-    if (!answered[k]) take(k, {key_error::timeout, 0}, {});
+    if (!answered[k]) take(k, {{key_error::timeout, 0}, 0, 0});
 }
 
 std::vector<key_status> node::get_batch_into(const std::vector<std::string>& keys,
@@ -490,14 +492,25 @@ std::vector<key_status> node::get_batch_into(const std::vector<std::string>& key
   if (buffers.size() != keys.size())
     throw std::invalid_argument("get_batch_into: " + std::to_string(keys.size()) +
                                 " keys but " + std::to_string(buffers.size()) + " buffers");
+  auto& i = *impl_;
+  std::vector<read_target> targets(keys.size());
+  {
+    std::lock_guard guard{i.memory_lock};
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      const auto address = reinterpret_cast<std::uint64_t>(buffers[k].data());
+      targets[k] = {address, buffers[k].size(),
+                    i.memory->slot_of(address, buffers[k].size()).value_or(no_slot)};
+    }
+  }
   std::vector<key_status> statuses(keys.size());
   sizes.assign(keys.size(), 0);
-  impl_->copy_batch(keys, [&](std::size_t k, key_status status, std::span<const std::byte> v) {
-    statuses[k] = status;
-    sizes[k] = v.size();
-    if (!status.ok()) return;
-    if (v.size() > buffers[k].size()) statuses[k] = {key_error::too_large, 0};
-    else std::memcpy(buffers[k].data(), v.data(), v.size());
+  // The batch says too_large, with the size, for a buffer too small.
+  i.copy_batch(keys, std::move(targets), [&](std::size_t k, const get_item& item) {
+    statuses[k] = item.status;
+    sizes[k] = item.size;
+    if (!item.status.ok() || item.address == reinterpret_cast<std::uint64_t>(buffers[k].data()))
+      return;  // nothing to copy: it landed in place
+    std::memcpy(buffers[k].data(), reinterpret_cast<const void*>(item.address), item.size);
   });
   return statuses;
 }
@@ -522,9 +535,9 @@ void node::unregister_memory(void* base) {
 
 std::vector<read_value> node::read_values(const std::vector<std::string>& keys) {
   std::vector<read_value> out(keys.size());
-  impl_->copy_batch(keys, [&](std::size_t k, key_status status, std::span<const std::byte> v) {
-    out[k].status = status;
-    out[k].value.assign(reinterpret_cast<const char*>(v.data()), v.size());
+  impl_->copy_batch(keys, {}, [&](std::size_t k, const get_item& item) {
+    out[k].status = item.status;
+    if (item.status.ok()) out[k].value.assign(reinterpret_cast<const char*>(item.address), item.size);
   });
   return out;
 }

@@ -118,8 +118,15 @@ public:
   // ("window" or "group") overrides read.mode for this batch: the benchmarks compare.
   batch_values get_batch(const std::vector<std::string>& keys, const std::string& mode = "");
 
-  // The same, copied into `buffers[i]` for keys[i], the arena released at once. A
-  // buffer too small for its value gives that key too_large; `sizes[i]` gets the size.
+  // The same, into `buffers[i]` for keys[i]; `sizes[i]` gets the value's size, also for
+  // a buffer too small for it (too_large). A value of the current bucket format lands in
+  // place, read by the disk straight into a buffer that is page-aligned (4 KiB) and
+  // large enough, with read_fixed where the buffer lies in registered memory
+  // (register_memory); only a partial last page goes through the arena, and only the
+  // value's bytes of it are copied: nothing past sizes[i] is written. Other values, and
+  // every value for other buffers, are read into the arena and copied. A key that is not
+  // ok leaves its buffer's content undefined (a corrupt value may have been read there).
+  // A key that timed out may still have a read in flight into its buffer.
   std::vector<key_status> get_batch_into(const std::vector<std::string>& keys,
                                          const std::vector<std::span<std::byte>>& buffers,
                                          std::vector<std::size_t>& sizes);

@@ -85,7 +85,7 @@ struct batch_fixture : test::node_leaks {
   get_reply get_while_hole_dies(std::vector<reader_actor> others) {
     auto hole = system->spawn(black_hole, caf::actor_cast<caf::actor>(*self));
     others.insert(others.begin(), hole);
-    auto batch = spawn_batch(*system, {catalog, arena, others, config.read, config.fault, {}, {}});
+    auto batch = spawn_batch(*system, {catalog, arena, others, config.read, config.fault, {}, {}, {}});
     auto answer = (*self)->request(batch, std::chrono::seconds(30), caf::get_atom_v, keys);
     std::size_t swallowed = 0;
     (*self)->receive([&](caf::ok_atom, std::size_t n) { swallowed = n; });

@@ -16,6 +16,7 @@
 
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
+#include "tests/caller_memory.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
@@ -77,6 +78,26 @@ void check_after_kill(const node_config& config, const std::vector<put_key>& ack
       REQUIRE_MESSAGE(got[i].value == generated_value(k.size, k.seed, k.key), k.key);
     }
   }
+  // Acknowledged keys read in place too, into the caller's own memory: the same bytes,
+  // nothing past them.
+  std::vector<std::string> names;
+  std::vector<std::size_t> sizes;
+  std::uint64_t whole_pages = 0;
+  for (const auto& k : acked) {
+    names.push_back(k.key);
+    sizes.push_back(k.size);
+    whole_pages += k.size / 4096 * 4096;
+  }
+  test::caller_memory memory{sizes, 4096, 0};
+  const auto in_place_before = n.io().read_in_place_bytes;
+  std::vector<std::size_t> got_sizes;
+  const auto statuses = n.get_batch_into(names, memory.buffers(), got_sizes);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    REQUIRE_MESSAGE(statuses[i].ok(), names[i], ": ", to_string(statuses[i]));
+    REQUIRE_MESSAGE(memory.holds(i, generated_value(sizes[i], acked[i].seed, names[i])),
+                    names[i]);
+  }
+  CHECK(n.io().read_in_place_bytes - in_place_before == whole_pages);
   test::node_leaks::check_arena(n);
   n.stop();
   const auto inspect =

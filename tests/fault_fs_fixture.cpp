@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "runtime/storage/bucket_file.hpp"
+#include "tests/caller_memory.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/test_config.hpp"
 #include "tools/generated_value.hpp"
@@ -47,6 +48,25 @@ void check_read(node& n, const std::vector<std::string>& keys, const std::string
     REQUIRE_MESSAGE(got[k].status.ok(), keys[k], ": ", to_string(got[k].status));
     CHECK_MESSAGE(got[k].value == value_of(keys[k]), keys[k]);
   }
+}
+
+void check_read_into(node& n, const std::vector<std::string>& keys, const std::string& failed,
+                     key_status want) {
+  caller_memory memory{std::vector<std::size_t>(keys.size(), fault_value_size), 4096, 0};
+  const auto before = n.io().read_in_place_bytes;
+  std::vector<std::size_t> sizes;
+  const auto statuses = n.get_batch_into(keys, memory.buffers(), sizes);
+  std::uint64_t landed = 0;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (keys[k] == failed) {
+      CHECK_MESSAGE(statuses[k] == want, keys[k], ": ", to_string(statuses[k]));
+      continue;
+    }
+    REQUIRE_MESSAGE(statuses[k].ok(), keys[k], ": ", to_string(statuses[k]));
+    CHECK_MESSAGE(memory.holds(k, value_of(keys[k])), keys[k]);
+    landed += fault_value_size;
+  }
+  CHECK(n.io().read_in_place_bytes - before == landed);
 }
 
 std::string record_spot::rule(const std::string& words) const {

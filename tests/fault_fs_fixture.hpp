@@ -33,6 +33,11 @@ std::string value_of(const std::string& key);
 void check_read(node& n, const std::vector<std::string>& keys, const std::string& failed = "",
                 key_status want = {});
 
+// The same read by get_batch_into into page-aligned caller memory: every key but
+// `failed` lands exactly, in place (the node's counter says so), nothing past its value.
+void check_read_into(node& n, const std::vector<std::string>& keys,
+                     const std::string& failed = "", key_status want = {});
+
 // Where a rule hits one key's record and nothing else: its bucket file as the mount
 // names it, and a byte in the middle of its value (found in the backing files' indexes).
 struct record_spot {

@@ -1,6 +1,7 @@
 // Filesystem faults on the read path at the kernel boundary (DESIGN.md "Faults the
 // runtime must survive"): EIO and short reads on one key's record, O_DIRECT refused at
-// open and at the first read, a bucket unreadable at start. Each fault is injected by
+// open and at the first read (EIO and the refused read also for reads in place, into the
+// caller's memory), a bucket unreadable at start. Each fault is injected by
 // spillway-faultfs under a real node's data dir, and its rule's counter proves it was.
 #include <doctest/doctest.h>
 
@@ -18,6 +19,7 @@ namespace spillway {
 namespace {
 
 using test::check_read;
+using test::check_read_into;
 using test::check_recovered;
 using test::config_on;
 using test::dataset;
@@ -36,18 +38,19 @@ TEST_CASE_FIXTURE(test::node_leaks, "faultfs: EIO reading one key's record fails
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
   for (const std::string engine : {"uring", "posix"})
-    SUBCASE(engine.c_str()) {
-      auto config = config_on(fs);
-      config.read.engine = engine;
-      node n{config};
-      dataset d;
-      d.write(n, 12, "eio-" + engine + "-");
-      const auto victim = d.keys[5];
-      const auto rule = fs.add(spot_of(fs, victim).rule("op=read fault=eio count=1"));
-      check_read(n, d.keys, victim, {key_error::io_error, EIO});
-      CHECK(fs.injected(rule) == 1);
-      check_recovered(n, fs, d.keys);
-    }
+    for (const bool in_place : {false, true})
+      SUBCASE((engine + (in_place ? " in place" : "")).c_str()) {
+        auto config = config_on(fs);
+        config.read.engine = engine;
+        node n{config};
+        dataset d;
+        d.write(n, 12, "eio-" + engine + "-");
+        const auto victim = d.keys[5];
+        const auto rule = fs.add(spot_of(fs, victim).rule("op=read fault=eio count=1"));
+        (in_place ? check_read_into : check_read)(n, d.keys, victim, {key_error::io_error, EIO});
+        CHECK(fs.injected(rule) == 1);
+        check_recovered(n, fs, d.keys);
+      }
 }
 
 // The readers' rule: a short read goes again once for its remainder; short twice, the
@@ -112,20 +115,21 @@ TEST_CASE_FIXTURE(test::node_leaks,
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
   for (const std::string engine : {"uring", "posix"})
-    SUBCASE(engine.c_str()) {
-      auto config = config_on(fs);
-      config.read.engine = engine;
-      node n{config};
-      dataset d;
-      d.write(n, 12, "refused-" + engine + "-");
-      CHECK_FALSE(n.store_stats().reads_buffered);
-      const auto rule = fs.add("op=read direct=1 path=*.bucket fault=einval count=1");
-      check_read(n, d.keys);
-      CHECK(fs.injected(rule) == 1);
-      CHECK(n.store_stats().reads_buffered);
-      CHECK(n.store_stats().o_direct_refusals >= 1);
-      check_recovered(n, fs, d.keys);
-    }
+    for (const bool in_place : {false, true})
+      SUBCASE((engine + (in_place ? " in place" : "")).c_str()) {
+        auto config = config_on(fs);
+        config.read.engine = engine;
+        node n{config};
+        dataset d;
+        d.write(n, 12, "refused-" + engine + "-");
+        CHECK_FALSE(n.store_stats().reads_buffered);
+        const auto rule = fs.add("op=read direct=1 path=*.bucket fault=einval count=1");
+        (in_place ? check_read_into : check_read)(n, d.keys, "", {});
+        CHECK(fs.injected(rule) == 1);
+        CHECK(n.store_stats().reads_buffered);
+        CHECK(n.store_stats().o_direct_refusals >= 1);
+        check_recovered(n, fs, d.keys);
+      }
 }
 
 // Recovery reads every bucket's footer and index: one that fails with EIO is no proof of

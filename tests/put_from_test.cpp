@@ -3,8 +3,6 @@
 // caller's memory before reading back, so a value read exact came from the disk.
 #include <doctest/doctest.h>
 
-#include <sys/mman.h>
-
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "runtime/node.hpp"
+#include "tests/caller_memory.hpp"
 #include "tests/fault_fs_fixture.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
@@ -22,48 +21,31 @@
 namespace spillway {
 namespace {
 
-constexpr std::size_t page = 4096;
+constexpr std::size_t page = test::caller_memory::page;
 
-// Page-aligned caller memory, as a serving engine's host KV pool is.
-struct caller_memory {
-  std::size_t size;
-  std::byte* data;
-
-  explicit caller_memory(std::size_t bytes)
-      : size(bytes), data(static_cast<std::byte*>(::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))) {
-    REQUIRE(data != MAP_FAILED);
-  }
-  ~caller_memory() { ::munmap(data, size); }
-  caller_memory(const caller_memory&) = delete;
-  caller_memory& operator=(const caller_memory&) = delete;
-};
-
-// The values of `sizes`, generated from their keys, laid out in `memory` from `start`,
-// each at a page boundary plus `start`.
+// The values of `sizes`, generated from their keys, each in a buffer of its own that
+// starts `shift` bytes past a page boundary, as a serving engine's KV pool holds them.
 struct laid_out {
+  test::caller_memory memory;
   std::vector<std::string> keys;
   std::vector<std::span<const std::byte>> values;
   std::uint64_t bytes = 0;
 
-  laid_out(caller_memory& memory, std::size_t start, const std::vector<std::size_t>& sizes,
-           const std::string& prefix) {
-    std::size_t at = start;
+  laid_out(const std::vector<std::size_t>& sizes, std::size_t shift, const std::string& prefix)
+      : memory(sizes, 0, shift) {
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       keys.push_back(generated_key(prefix, i));
-      REQUIRE(at + sizes[i] <= memory.size);
-      fill_generated_value({memory.data + at, sizes[i]}, 1, keys.back());
-      values.push_back({memory.data + at, sizes[i]});
+      fill_generated_value(memory.buffers()[i], 1, keys.back());
+      values.push_back(memory.buffers()[i]);
       bytes += sizes[i];
-      at += (sizes[i] + page - 1) / page * page + page;
     }
   }
 };
 
 // Every key reads back as its generated value: from the disk, since the caller's memory
 // is overwritten first.
-void check_from_disk(node& n, const laid_out& values, caller_memory& memory) {
-  std::memset(memory.data, 0xa5, memory.size);
+void check_from_disk(node& n, const laid_out& values) {
+  std::memset(values.memory.base(), 0x5a, values.memory.size());
   const auto got = n.read_values(values.keys);
   for (std::size_t i = 0; i < values.keys.size(); ++i) {
     REQUIRE_MESSAGE(got[i].status.ok(), values.keys[i], ": ", to_string(got[i].status));
@@ -85,8 +67,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   for (const std::string engine : {"uring", "posix"})
     SUBCASE(engine.c_str()) {
       test::temp_dir dir;
-      caller_memory memory{8 << 20};
-      const laid_out values{memory, 0, {64 << 10, (64 << 10) + 100, 3 * page + 1, 100, 0}, "p-"};
+      const laid_out values{{64 << 10, (64 << 10) + 100, 3 * page + 1, 100, 0}, 0, "p-"};
       auto config = test::private_node(dir.path());
       config.read.engine = engine;
       {
@@ -96,46 +77,44 @@ TEST_CASE_FIXTURE(test::node_leaks,
         CHECK(io.written_in_place_bytes == (64 << 10) + (64 << 10) + 3 * page);
         CHECK(io.written_copied_bytes == 100 + 1 + 100);
         CHECK(io.written_in_place_bytes + io.written_copied_bytes == values.bytes);
-        check_from_disk(n, values, memory);
+        check_from_disk(n, values);
         check_arena(n);
       }
       node again{config};  // sealed at stop, read at start
-      check_from_disk(again, values, memory);
+      check_from_disk(again, values);
     }
 }
 
 TEST_CASE_FIXTURE(test::node_leaks, "put_from copies values that do not start on a page") {
   test::temp_dir dir;
-  caller_memory memory{4 << 20};
-  const laid_out values{memory, 8, {64 << 10, 1 << 20}, "u-"};
+  const laid_out values{{64 << 10, 1 << 20}, 8, "u-"};
   node n{test::private_node(dir.path())};
   check_all_ok(n.put_from(values.keys, values.values).get());
   CHECK(n.io().written_in_place_bytes == 0);
   CHECK(n.io().written_copied_bytes == values.bytes);
-  check_from_disk(n, values, memory);
+  check_from_disk(n, values);
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
                   "put_from into a filesystem that refuses O_DIRECT copies every value") {
   test::temp_dir dir;
-  caller_memory memory{4 << 20};
-  const laid_out values{memory, 0, {64 << 10, 1 << 20}, "d-"};
+  const laid_out values{{64 << 10, 1 << 20}, 0, "d-"};
   auto config = test::private_node(dir.path());
   config.fault.refuse_o_direct = true;
   node n{config};
   check_all_ok(n.put_from(values.keys, values.values).get());
   CHECK(n.io().written_in_place_bytes == 0);
   CHECK(n.io().written_copied_bytes == values.bytes);
-  check_from_disk(n, values, memory);
+  check_from_disk(n, values);
 }
 
 TEST_CASE_FIXTURE(test::node_leaks, "put_from names the culprit of a bad request") {
   test::temp_dir dir;
   node n{test::private_node(dir.path())};
-  caller_memory memory{page};
-  CHECK_THROWS_WITH_AS(n.put_from({"a", "b"}, {{memory.data, 1}}),
+  const laid_out one{{1}, 0, "b-"};
+  CHECK_THROWS_WITH_AS(n.put_from({"a", "b"}, {one.values[0]}),
                        "put_from: 2 keys but 1 values", std::invalid_argument);
-  const auto statuses = n.put_from({"", "ok"}, {{memory.data, 1}, {memory.data, 1}}).get();
+  const auto statuses = n.put_from({"", "ok"}, {one.values[0], one.values[0]}).get();
   CHECK(statuses[0].error == key_error::bad_key);
   CHECK(statuses[1].ok());
 }
@@ -149,8 +128,7 @@ TEST_SUITE("fault") {
 TEST_CASE_FIXTURE(test::node_leaks, "faultfs: a failed write in place fails its put by name") {
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
-  caller_memory memory{4 << 20};
-  const laid_out values{memory, 0, {256 << 10, (256 << 10) + 10}, "w-"};
+  const laid_out values{{256 << 10, (256 << 10) + 10}, 0, "w-"};
   node n{test::config_on(fs)};
   const auto rule = fs.add("op=write path=*.tmp fault=eio");
   for (const auto& s : n.put_from(values.keys, values.values).get())
@@ -160,7 +138,7 @@ TEST_CASE_FIXTURE(test::node_leaks, "faultfs: a failed write in place fails its 
   fs.clear();
   check_all_ok(n.put_from(values.keys, values.values).get());
   CHECK(n.io().written_in_place_bytes >= 2 * (256 << 10));
-  check_from_disk(n, values, memory);
+  check_from_disk(n, values);
   check_arena(n);
 }
 

@@ -1,8 +1,9 @@
 // `spillway bench read` (BENCHMARKS.md "Read") and the read half of `spillway demo`:
 // a dataset written through the put path, then batches of ~430 MB of keys drawn at
 // random across every bucket, N of them at once, read cold (O_DIRECT) by the `window`
-// design and by the RFC's `group` baseline, and by fio over the same files, the runs
-// interleaved. Every value is checked by the batch (length, crc32c against what was
+// design (views into the arena), by `into` (get_batch_into: the same reads landing in
+// the caller's registered memory, in place), by the RFC's `group` baseline, and by fio
+// over the same files, the runs interleaved. Every value is checked by the batch (length, crc32c against what was
 // written) and the bench fails loudly if one is not ok.
 #include <fcntl.h>
 #include <liburing.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -91,12 +93,69 @@ std::pair<std::uint64_t, std::uint64_t> window_totals(node& store) {
   return busy_and_in_flight;
 }
 
-// One round: N batches at once, each of random distinct keys.
+std::uint64_t keys_per_batch(std::size_t keys, std::uint64_t batch_bytes, std::uint64_t object_size) {
+  return std::min<std::uint64_t>(keys, std::max<std::uint64_t>(1, batch_bytes / object_size));
+}
+
+// Where `into` rounds land: N batches of values side by side, each value on pages of
+// its own, in huge pages (hugetlb where the pool has room, else THP) as the arena is,
+// and registered with the node as a serving engine's KV pool would be.
+class caller_buffers {
+public:
+  caller_buffers(node& store, std::uint64_t values, std::uint64_t object_size)
+      : store_(store), stride_(bucket_format::align_up(object_size)),
+        memory_(mapped(values * stride_), chunk, hugepage_kind(mapped(values * stride_))) {
+    for (std::size_t c = 0; c < memory_.chunk_count(); ++c)
+      while (memory_.populated(c) < memory_.chunk_size(c)) memory_.populate(c, chunk);
+    store_.register_memory(memory_.chunk_base(0), memory_.size());
+  }
+  ~caller_buffers() { store_.unregister_memory(memory_.chunk_base(0)); }
+  caller_buffers(const caller_buffers&) = delete;
+  caller_buffers& operator=(const caller_buffers&) = delete;
+
+  // The buffer of value `i`: page-aligned, exactly as large as the value.
+  std::span<std::byte> buffer(std::uint64_t i, std::uint64_t object_size) const {
+    return {memory_.chunk_base(0) + i * stride_, object_size};
+  }
+  // The kind of pages asked for, and how much of the buffers the kernel made huge.
+  std::string pages() const {
+    return std::string{to_string(memory_.pages())} + ", " +
+           std::to_string(memory_.huge_bytes() >> 20) + " of " +
+           std::to_string(memory_.size() >> 20) + " MiB huge";
+  }
+
+private:
+  static constexpr std::uint64_t chunk = 1ull << 30;
+  static std::uint64_t mapped(std::uint64_t bytes) { return (bytes + chunk - 1) / chunk * chunk; }
+  static const char* hugepage_kind(std::uint64_t bytes) {
+    return probe_hugepages().hugetlb_free_bytes() >= bytes ? "auto" : "thp";
+  }
+
+  node& store_;
+  std::uint64_t stride_;
+  arena_memory memory_;
+};
+
+// get_batch_into of `keys` into the buffers from `first` on: the first key that came
+// back wrong, or "" (each value was checked, length and crc32c, where it landed).
+std::string read_into(node& store, const std::vector<std::string>& keys,
+                      std::uint64_t object_size, const caller_buffers& into, std::uint64_t first) {
+  std::vector<std::span<std::byte>> buffers;
+  for (std::uint64_t k = 0; k < keys.size(); ++k) buffers.push_back(into.buffer(first + k, object_size));
+  std::vector<std::size_t> sizes;
+  const auto statuses = store.get_batch_into(keys, buffers, sizes);
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    if (!statuses[k].ok() || sizes[k] != object_size) return keys[k] + ": " + to_string(statuses[k]);
+  return {};
+}
+
+// One round: N batches at once, each of random distinct keys; `mode` "into" reads them
+// into `into`, the others are views in that read.mode.
 round_figures read_round(node& store, const std::vector<std::string>& keys,
                          std::uint64_t object_size, std::uint64_t batch_bytes, unsigned n,
-                         const std::string& mode, std::mt19937_64& random) {
-  const auto per_batch =
-    std::min<std::size_t>(keys.size(), std::max<std::uint64_t>(1, batch_bytes / object_size));
+                         const std::string& mode, std::mt19937_64& random,
+                         const caller_buffers* into = nullptr) {
+  const auto per_batch = keys_per_batch(keys.size(), batch_bytes, object_size);
   std::vector<std::vector<std::string>> batches(n);
   for (auto& b : batches) {
     std::vector<std::string> shuffled = keys;
@@ -109,6 +168,10 @@ round_figures read_round(node& store, const std::vector<std::string>& keys,
   bench::stopwatch clock;
   for (unsigned c = 0; c < n; ++c)
     clients.emplace_back([&, c] {
+      if (into) {
+        failures[c] = read_into(store, batches[c], object_size, *into, c * per_batch);
+        return;
+      }
       const auto got = store.get_batch(batches[c], mode);
       for (std::size_t k = 0; k < got.values().size(); ++k)
         if (!got.values()[k].status.ok() || got.values()[k].bytes.size() != object_size)
@@ -336,7 +399,13 @@ int run_bench_read(const bench_read_options& o) {
     const auto columns = o.concurrency.size();
     std::vector<std::vector<double>> window(columns), group(columns), limit(columns),
       over_group(columns), over_fio(columns), in_flight(columns), busy(columns),
-      footprint(columns), over_footprint(columns);
+      footprint(columns), over_footprint(columns), into(columns), over_window(columns),
+      copied(columns);
+    std::optional<caller_buffers> buffers;  // unregistered before the node goes
+    buffers.emplace(*store,
+                    keys_per_batch(keys.size(), o.batch_bytes, size) *
+                      *std::max_element(o.concurrency.begin(), o.concurrency.end()),
+                    size);
     progress shown{"bench read " + std::to_string(size), "rounds", o.runs * columns};
     for (unsigned run = 0; run < o.runs; ++run)  // interleaved: the host's noise is shared
       for (std::size_t c = 0; c < columns; ++c) {
@@ -352,6 +421,12 @@ int run_bench_read(const bench_read_options& o) {
             group[c].push_back(read_round(*store, keys, size, o.batch_bytes, n, "group", random).gbps);
           },
           [&] {
+            const auto before = store->io().read_copied_bytes;
+            into[c].push_back(
+              read_round(*store, keys, size, o.batch_bytes, n, "into", random, &*buffers).gbps);
+            copied[c].push_back(static_cast<double>(store->io().read_copied_bytes - before));
+          },
+          [&] {
             footprint[c].push_back(footprint_round(dir, size, o.batch_bytes * n, iodepth, random));
           },
         };
@@ -362,6 +437,7 @@ int run_bench_read(const bench_read_options& o) {
         for (std::size_t k = 0; k < contenders.size(); ++k)
           contenders[(run + k) % contenders.size()]();
         over_group[c].push_back(window[c].back() / group[c].back());
+        over_window[c].push_back(into[c].back() / window[c].back());
         over_footprint[c].push_back(window[c].back() / footprint[c].back());
         if (fio) over_fio[c].push_back(window[c].back() / limit[c].back());
         shown.advance(1);
@@ -386,9 +462,11 @@ int run_bench_read(const bench_read_options& o) {
       std::printf("\n");
     };
     row("window", window);
+    row("into", into);
     row("group", group);
     if (fio) row("fio", limit);
     row("bigbuf", footprint);
+    row("i/window", over_window);
     row("w/group", over_group);
     if (fio) row("w/fio", over_fio);
     row("w/bigbuf", over_footprint);
@@ -397,6 +475,10 @@ int run_bench_read(const bench_read_options& o) {
     std::printf(" (of %llu); readers busy", static_cast<unsigned long long>(config.read.window));
     for (const auto& x : busy) std::printf(" %.0f%%", 100 * bench::median(x));
     std::printf(" of the time\n");
+    std::printf("into: caller buffers in %s pages; bytes copied per round",
+                buffers->pages().c_str());
+    for (const auto& x : copied) std::printf(" %.0f", bench::median(x));
+    std::printf("\n");
     for (std::size_t c = 0; c < o.concurrency.size(); ++c) {
       if (ratios.back() == '}') ratios += ", ";
       // Each ratio's median, then its 95 % interval as "NAME_ci95": [low, high].
@@ -408,6 +490,8 @@ int run_bench_read(const bench_read_options& o) {
       ratios += "{\"object_size\": " + std::to_string(size) + ", \"n\": " +
                 std::to_string(o.concurrency[c]) + ratio("window_over_group", over_group[c]) +
                 ratio("window_over_bigbuf", over_footprint[c]) +
+                ratio("into_over_window", over_window[c]) +
+                ", \"bytes_copied\": " + std::to_string(static_cast<std::uint64_t>(bench::median(copied[c]))) +
                 (fio ? ratio("window_over_fio", over_fio[c]) : ", \"window_over_fio\": null") +
                 "}";
     }
@@ -426,6 +510,7 @@ int run_bench_read(const bench_read_options& o) {
       std::printf("verified: every byte of %zu values\n", keys.size());
     }
     if (!o.metrics.empty()) std::ofstream{o.metrics} << store->metrics();
+    buffers.reset();
     store.reset();
     if (!o.keep_data) std::filesystem::remove_all(dir);
     if (cold.failed_reads != 0) throw std::runtime_error("bench read: reads failed at cold start");

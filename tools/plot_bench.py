@@ -10,8 +10,9 @@ file and what is wrong with it), 2 on bad usage. Needs python3-matplotlib (Debia
 import json
 import sys
 
-# Contenders of `bench read`: the two read algorithms, then the two limits.
-READ_CONTENDERS = [("window", "tab:blue"), ("group", "tab:orange"),
+# Contenders of `bench read`: the read algorithms (`into`: window reads in place into the
+# caller's memory), then the two limits.
+READ_CONTENDERS = [("window", "tab:blue"), ("into", "tab:cyan"), ("group", "tab:orange"),
                    ("fio", "tab:gray"), ("bigbuf", "tab:green")]
 TRANSPORT_COLOURS = {"local": "tab:blue", "tcp": "tab:orange", "rdma": "tab:purple"}
 

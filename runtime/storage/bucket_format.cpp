@@ -55,16 +55,19 @@ void encode_record_header(std::uint64_t bucket_id, std::size_t key_size,
   put(out, 16, bucket_id);
 }
 
-// The crc of a record: its header without the crc field, then key, then value. The
-// header is rebuilt from the fields, so a read of the value alone is checked as fully.
-std::uint32_t record_crc(std::uint64_t bucket_id, std::string_view key, const_bytes value) {
+// The crc of a record: its header without the crc field, then key, then value (`first`
+// and `rest` together). The header is rebuilt from the fields, so a read of the value
+// alone is checked as fully.
+std::uint32_t record_crc(std::uint64_t bucket_id, std::string_view key, const_bytes first,
+                         const_bytes rest = {}) {
   std::array<std::byte, record_header_size> header;
-  encode_record_header(bucket_id, key.size(), value.size(), header);
+  encode_record_header(bucket_id, key.size(), first.size() + rest.size(), header);
   std::uint32_t crc = crc32c(header.data(), record_crc_at);
   crc = crc32c_extend(crc, header.data() + record_crc_at + 4,
                       record_header_size - record_crc_at - 4);
   crc = crc32c_extend(crc, key.data(), key.size());
-  return crc32c_extend(crc, value.data(), value.size());
+  crc = crc32c_extend(crc, first.data(), first.size());
+  return crc32c_extend(crc, rest.data(), rest.size());
 }
 
 bool all_zero(const_bytes in) {
@@ -145,14 +148,21 @@ std::string decode_record_head(std::uint32_t format_version, const_bytes bytes,
   return {};
 }
 
+std::string check_split_value(const_bytes bulk, const_bytes tail, std::uint64_t bucket_id,
+                              const index_entry& want) {
+  if (bulk.size() > want.value_size || bulk.size() + tail.size() < want.value_size)
+    return size_problem("value", bulk.size() + tail.size(), want.value_size);
+  const auto tail_value = tail.first(want.value_size - bulk.size());
+  if (record_crc(bucket_id, want.key, bulk, tail_value) != want.crc) return "record crc mismatch";
+  if (!all_zero(tail.subspan(tail_value.size()))) return "value padding is not zero";
+  return {};
+}
+
 std::string check_value(const_bytes bytes, std::uint64_t bucket_id, const index_entry& want,
                         const_bytes& value) {
-  if (bytes.size() < want.value_size) return size_problem("value", bytes.size(), want.value_size);
-  const auto candidate = bytes.first(want.value_size);
-  if (record_crc(bucket_id, want.key, candidate) != want.crc) return "record crc mismatch";
-  if (!all_zero(bytes.subspan(want.value_size))) return "value padding is not zero";
-  value = candidate;
-  return {};
+  auto problem = check_split_value({}, bytes, bucket_id, want);
+  if (problem.empty()) value = bytes.first(want.value_size);
+  return problem;
 }
 
 std::string decode_record(std::uint32_t format_version, const_bytes pages,

@@ -208,6 +208,12 @@ std::string decode_record(std::uint32_t format_version, const_bytes pages,
 std::string check_value(const_bytes bytes, std::uint64_t bucket_id, const index_entry& want,
                         const_bytes& value);
 
+// A v2 value read in two places: `bulk`, its first bytes (whole pages, or none), and
+// `tail`, the rest of it and the zero padding after it. Checked as check_value checks
+// the value in one piece; reads in place land the bulk in a caller's buffer.
+std::string check_split_value(const_bytes bulk, const_bytes tail, std::uint64_t bucket_id,
+                              const index_entry& want);
+
 // Checks what one read of value_read(format_version, ...) brought back; on success
 // `value` points at the value inside `read`.
 std::string decode_value_read(std::uint32_t format_version, const_bytes read,

@@ -114,8 +114,6 @@ struct bucket_writer::state {
   std::optional<io_failure> failed;  // the first failed write of the open bucket
   std::size_t committed_records = 0;  // entries[0, this) are durable in the .tmp
   std::uint64_t committed_bytes = 0;  // where they end
-  std::uint64_t in_place = 0;         // value bytes written from the caller's memory
-  std::uint64_t copied = 0;           // value bytes copied into staging first
 
   slot& cur() { return slots[current]; }
 
@@ -342,8 +340,6 @@ std::optional<io_failure> bucket_writer::append(std::string_view key,
     s_->write_large(n);
   }
   s_->entries.push_back({std::string{key}, static_cast<std::uint32_t>(value.size()), offset, crc});
-  s_->in_place += bulk;
-  s_->copied += value.size() - bulk;
   return s_->failed;
 }
 
@@ -425,8 +421,6 @@ std::span<const bf::index_entry> bucket_writer::committed() const {
 }
 std::uint64_t bucket_writer::committed_size() const { return s_->committed_bytes; }
 std::filesystem::path bucket_writer::tmp_path() const { return s_->tmp_path; }
-std::uint64_t bucket_writer::bytes_in_place() const { return s_->in_place; }
-std::uint64_t bucket_writer::bytes_copied() const { return s_->copied; }
 
 std::uint64_t bucket_writer::in_place_bytes(std::span<const std::byte> value) const {
   const bool aligned = reinterpret_cast<std::uintptr_t>(value.data()) % bf::page_size == 0;

@@ -83,9 +83,6 @@ public:
   std::span<const bucket_format::index_entry> committed() const;
   std::uint64_t committed_size() const;
   std::filesystem::path tmp_path() const;
-  // Value bytes appended since this writer was made: written in place, or copied.
-  std::uint64_t bytes_in_place() const;
-  std::uint64_t bytes_copied() const;
 
 private:
   struct state;

@@ -117,7 +117,8 @@ node_config node_on(const std::string& config_file) {
 TEST_SUITE("crash") {
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "kill -9 during puts loses no acknowledged key and tears no bucket") {
+                  "kill -9 during puts loses no acknowledged key and tears no bucket"
+                  * doctest::test_suite("fault")) {
   const auto seed = crash_seed();
   INFO("replay with SPILLWAY_CRASH_SEED=" << seed);
   std::mt19937_64 random{seed};
@@ -153,7 +154,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "kill -9 in the middle of an unsealed bucket loses no acknowledged key") {
+                  "kill -9 in the middle of an unsealed bucket loses no acknowledged key"
+                  * doctest::test_suite("fault")) {
   test::temp_dir dir;
   const auto data_dir = dir.path() / "data";
   // The bucket never fills nor times out while gen runs: every ack is a group commit.

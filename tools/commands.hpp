@@ -113,6 +113,7 @@ struct soak_options {
   std::uint64_t ops = 0;
   std::string log;                         // one line per scheduled operation, or ""
   std::filesystem::path dir = "/var/tmp";  // where its temp dir (and mount) goes
+  std::string node_log = "off";  // the node's log_level: its errors are the faults' own
 };
 int run_soak(const soak_options& options);
 

@@ -65,7 +65,9 @@ void print_tally(const soak::tally& t, std::uint64_t resurrected) {
             << " reader_restarts=" << t.reader_restarts << " ring_resets=" << t.ring_resets
             << " registration_failures=" << t.registration_failures
             << " o_direct_refusals=" << t.o_direct_refusals << " fs_injected=" << t.fs_injected
-            << "\nsoak: removed keys read back after a restart: " << resurrected << "\n";
+            << "\nsoak: keys removed or evicted, then read back after a restart (recovery "
+               "cannot tell they went): "
+            << resurrected << "\n";
 }
 
 }  // namespace
@@ -81,7 +83,8 @@ int run_soak(const soak_options& options) {
     scratch_dir dir{options.dir};
     auto fs = mount_in(dir.path);
     {
-      soak::runner runner{(fs ? fs->mountpoint() : dir.path) / "data", fs.get()};
+      soak::runner runner{(fs ? fs->mountpoint() : dir.path) / "data", fs.get(),
+                           options.node_log};
       soak::schedule schedule{seed};
       std::ofstream log;
       if (!options.log.empty()) log.open(options.log);

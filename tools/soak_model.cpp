@@ -30,6 +30,9 @@ bool active_faults::explains_read(const key_status& s) const {
   switch (s.error) {
     case key_error::io_error: return read_fault(fs) || dice_fail;
     case key_error::corrupt: return fs.count(fs_family::read_short) || dice.corrupt_rate > 0;
+    // A batch whose every reader died (killed at one count, they die together) has no
+    // reader left to hand their reads to: it fails them rather than wait for the new ones.
+    case key_error::unavailable: return dice.reader_throw_after_reads > 0;
     default: return false;
   }
 }
@@ -53,34 +56,39 @@ std::string active_faults::describe() const {
   for (const auto f : fs) out += std::string{" "} + name_of(f);
   if (fs.empty()) out += " none";
   out += "; dice: read_error_rate=" + std::to_string(dice.read_error_rate) +
-         " corrupt_rate=" + std::to_string(dice.corrupt_rate);
+         " corrupt_rate=" + std::to_string(dice.corrupt_rate) +
+         " reader_throw_after_reads=" + std::to_string(dice.reader_throw_after_reads);
   return out;
 }
 
 void model::put_acked(std::uint32_t key, version v) {
   auto& k = keys_[key];
   k.candidates = {v};
+  k.history.push_back(v);
   k.may_be_absent = false;
-  k.removed.clear();
   k.revived = false;
   std::lock_guard lock{evicted_mutex_};
   evicted_.erase(key_name(key));
 }
 
-void model::put_failed(std::uint32_t key, version v) { keys_[key].candidates.push_back(v); }
+void model::put_failed(std::uint32_t key, version v) {
+  keys_[key].candidates.push_back(v);
+  keys_[key].history.push_back(v);
+}
 
 void model::removed(std::uint32_t key) {
-  auto& k = keys_[key];
-  k.removed.insert(k.removed.end(), k.candidates.begin(), k.candidates.end());
-  k.candidates.clear();
-  k.may_be_absent = true;
+  keys_[key].candidates.clear();
+  keys_[key].may_be_absent = true;
 }
 
 void model::restarted() {
-  for (auto& k : keys_) {
-    if (k.removed.empty()) continue;
-    k.candidates.insert(k.candidates.end(), k.removed.begin(), k.removed.end());
-    k.revived = true;
+  std::lock_guard lock{evicted_mutex_};
+  for (std::uint32_t key = 0; key < keyspace; ++key) {
+    auto& k = keys_[key];
+    if (!k.may_be_absent && !evicted_.count(key_name(key))) continue;
+    k.candidates = k.history;
+    k.may_be_absent = true;
+    k.revived = !k.history.empty();
   }
 }
 

@@ -45,6 +45,9 @@ public:
   // bucket's .tmp whole, and a restart serves what the .tmp holds whole.
   void put_failed(std::uint32_t key, version v);
   void removed(std::uint32_t key);
+  // Recovery indexes every record on disk: a key removed, or whose newest record's
+  // bucket was evicted, may come back with any value it ever had (a known gap: nothing
+  // on disk says a record was removed or superseded by one in a bucket now gone).
   void restarted();
   // node::on_evicted's keys, from its own thread.
   void evicted(const std::vector<std::string>& keys);
@@ -59,13 +62,14 @@ public:
   // Keys a read must find (acknowledged, not removed, not seen evicted).
   std::vector<std::uint32_t> certain_keys() const;
 
+  // Reads of keys that came back so (see restarted()).
   std::uint64_t resurrected() const { return resurrected_; }
 
 private:
   struct key_state {
     std::vector<version> candidates;  // what a read may return
     bool may_be_absent = true;        // never acknowledged, removed or evicted
-    std::vector<version> removed;     // removal is not durable: a restart may bring these back
+    std::vector<version> history;     // every value ever put: a restart may bring one back
     bool revived = false;             // candidates came back with a restart
   };
   bool seen_evicted(std::uint32_t key);  // waits a bounded while for its report
@@ -73,7 +77,7 @@ private:
   key_state keys_[keyspace];
   std::mutex evicted_mutex_;
   std::unordered_set<std::string> evicted_;  // reported and not put again since
-  std::uint64_t resurrected_ = 0;            // removed keys read back after a restart
+  std::uint64_t resurrected_ = 0;
 };
 
 }  // namespace spillway::soak

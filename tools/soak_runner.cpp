@@ -17,11 +17,12 @@ constexpr auto release_limit = std::chrono::seconds(10);
 
 // Small on purpose: buckets of 8 keys and a quota of a few buckets, so eviction runs
 // all the time, also while batches read.
-node_config soak_config(const std::filesystem::path& data_dir, const epoch_dice& dice) {
+node_config soak_config(const std::filesystem::path& data_dir, const std::string& log_level,
+                        const epoch_dice& dice) {
   auto config = load_config_text("", "soak");
   config.storage.data_dir = data_dir.string();
   config.node.listen = "";
-  config.node.log_level = "off";  // faults on purpose: their errors are the point
+  config.node.log_level = log_level;
   config.storage.bucket_keys_limit = 8;
   config.storage.bucket_size_limit = 1 << 20;
   config.storage.max_total_size = 8 << 20;
@@ -63,8 +64,11 @@ void tally::add(node& n) {
   o_direct_refusals += store.o_direct_refusals;
 }
 
-runner::runner(std::filesystem::path data_dir, faultfs::mount* fs)
-    : data_dir_(std::move(data_dir)), fs_(fs), registered_(registered_bytes) {}
+runner::runner(std::filesystem::path data_dir, faultfs::mount* fs, std::string log_level)
+    : data_dir_(std::move(data_dir)),
+      log_level_(std::move(log_level)),
+      fs_(fs),
+      registered_(registered_bytes) {}
 
 runner::~runner() {
   held_.clear();
@@ -73,7 +77,7 @@ runner::~runner() {
 
 void runner::start(const epoch_dice& dice) {
   faults_.dice = dice;
-  node_ = std::make_unique<node>(soak_config(data_dir_, dice));
+  node_ = std::make_unique<node>(soak_config(data_dir_, log_level_, dice));
   node_->on_evicted([this](std::vector<std::string> keys) { model_.evicted(keys); });
   node_->register_memory(registered_.data(), registered_.size());
 }

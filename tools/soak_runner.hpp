@@ -34,7 +34,8 @@ struct tally {
 class runner {
 public:
   // `fs`: the mount the data dir lies in, or null (the fs_* operations then do nothing).
-  runner(std::filesystem::path data_dir, faultfs::mount* fs);
+  // `log_level`: the node's.
+  runner(std::filesystem::path data_dir, faultfs::mount* fs, std::string log_level);
   ~runner();
   runner(const runner&) = delete;
   runner& operator=(const runner&) = delete;
@@ -73,6 +74,7 @@ private:
   void finding(const std::string& what) { findings_.push_back(what); }
 
   std::filesystem::path data_dir_;
+  std::string log_level_;
   faultfs::mount* fs_;
   mapped_memory registered_;  // given to register_memory at each start
   model model_;

@@ -226,6 +226,7 @@ int main(int argc, char** argv) {
   soak->add_option("--ops", soak_opts.ops, "Operations, at most (default: no bound)");
   soak->add_option("--log", soak_opts.log, "Write one line per scheduled operation here");
   soak->add_option("--dir", soak_opts.dir, "Where its temp dir goes (default /var/tmp)");
+  soak->add_option("--node-log", soak_opts.node_log, "The node's log level (default off)");
 
   try {
     app.parse(argc, argv);

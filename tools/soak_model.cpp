@@ -12,9 +12,6 @@
 namespace spillway::soak {
 namespace {
 
-// A bound on waiting for an eviction report the catalog sent before the answer we hold.
-constexpr auto eviction_report_limit = std::chrono::seconds(10);
-
 bool read_fault(const std::set<fs_family>& fs) {
   return fs.count(fs_family::read_eio) || fs.count(fs_family::read_short);
 }
@@ -99,7 +96,7 @@ void model::evicted(const std::vector<std::string>& keys) {
 
 bool model::seen_evicted(std::uint32_t key) {
   const auto name = key_name(key);
-  const auto deadline = std::chrono::steady_clock::now() + eviction_report_limit;
+  const auto deadline = std::chrono::steady_clock::now() + eviction_report_limit_;
   for (;;) {
     {
       std::lock_guard lock{evicted_mutex_};

@@ -5,6 +5,7 @@
 // or an acknowledged key missing, that no active fault and no eviction explains.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -40,6 +41,11 @@ struct active_faults {
 
 class model {
 public:
+  // `eviction_report_limit`: how long a key that must be present but is not_found is
+  // waited for in the eviction reports.
+  explicit model(std::chrono::milliseconds eviction_report_limit = std::chrono::seconds(10))
+      : eviction_report_limit_(eviction_report_limit) {}
+
   void put_acked(std::uint32_t key, version v);
   // A put that failed was never published, but its record may have reached the
   // bucket's .tmp whole, and a restart serves what the .tmp holds whole.
@@ -74,6 +80,7 @@ private:
   };
   bool seen_evicted(std::uint32_t key);  // waits a bounded while for its report
 
+  std::chrono::milliseconds eviction_report_limit_;
   key_state keys_[keyspace];
   std::mutex evicted_mutex_;
   std::unordered_set<std::string> evicted_;  // reported and not put again since

@@ -65,6 +65,8 @@ void print_tally(const soak::tally& t, std::uint64_t resurrected) {
             << " reader_restarts=" << t.reader_restarts << " ring_resets=" << t.ring_resets
             << " registration_failures=" << t.registration_failures
             << " o_direct_refusals=" << t.o_direct_refusals << " fs_injected=" << t.fs_injected
+            << " lanes_lost=" << t.lanes_lost << " slices_retried=" << t.slices_retried
+            << " peer_kills=" << t.peer_kills
             << "\nsoak: keys removed or evicted, then read back after a restart (recovery "
                "cannot tell they went): "
             << resurrected << "\n";
@@ -83,7 +85,7 @@ int run_soak(const soak_options& options) {
     scratch_dir dir{options.dir};
     auto fs = mount_in(dir.path);
     {
-      soak::runner runner{(fs ? fs->mountpoint() : dir.path) / "data", fs.get(),
+      soak::runner runner{dir.path, (fs ? fs->mountpoint() : dir.path) / "data", fs.get(),
                            options.node_log};
       soak::schedule schedule{seed};
       std::ofstream log;

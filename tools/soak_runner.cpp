@@ -1,6 +1,9 @@
 #include "tools/soak_runner.hpp"
 
+#include <signal.h>
+
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -30,6 +33,7 @@ node_config soak_config(const std::filesystem::path& data_dir, const std::string
   config.read.readers = 2;
   config.read.arena_size = 64 << 20;
   config.read.arena_chunk = 32 << 20;
+  config.transfer.listen = "127.0.0.1:0";
   config.fault.enabled = true;
   config.fault.seed = dice.seed;
   config.fault.ring_submit_failure_rate = dice.ring_submit_failure_rate;
@@ -62,10 +66,15 @@ void tally::add(node& n) {
   const auto store = n.store_stats();
   evicted_keys += store.evicted_keys;
   o_direct_refusals += store.o_direct_refusals;
+  const auto moved = n.transfers();
+  lanes_lost += moved.lanes_lost;
+  slices_retried += moved.slices_retried;
 }
 
-runner::runner(std::filesystem::path data_dir, faultfs::mount* fs, std::string log_level)
-    : data_dir_(std::move(data_dir)),
+runner::runner(std::filesystem::path work_dir, std::filesystem::path data_dir,
+               faultfs::mount* fs, std::string log_level)
+    : work_dir_(std::move(work_dir)),
+      data_dir_(std::move(data_dir)),
       log_level_(std::move(log_level)),
       fs_(fs),
       registered_(registered_bytes) {}
@@ -80,6 +89,7 @@ void runner::start(const epoch_dice& dice) {
   node_ = std::make_unique<node>(soak_config(data_dir_, log_level_, dice));
   node_->on_evicted([this](std::vector<std::string> keys) { model_.evicted(keys); });
   node_->register_memory(registered_.data(), registered_.size());
+  if (peer_) connect_peer();
 }
 
 void runner::stop() {
@@ -94,7 +104,7 @@ std::vector<std::string> runner::run(const op& o) {
   findings_.clear();
   try {
     switch (o.kind) {
-      case op_kind::start: start(o.dice); break;
+      case op_kind::start: start(o.dice); start_peer(o.peer); break;
       case op_kind::restart: stop(); start(o.dice); break;
       case op_kind::put: put(o, false); break;
       case op_kind::put_from: put(o, true); break;
@@ -108,6 +118,8 @@ std::vector<std::string> runner::run(const op& o) {
       case op_kind::flush: flush(); break;
       case op_kind::fs_fault: set_fs_fault(o); break;
       case op_kind::fs_clear: clear_fs_faults(); clean_batch(); break;
+      case op_kind::transfer: transfer(o); break;
+      case op_kind::peer_restart: stop_peer(); start_peer(o.peer); break;
     }
   } catch (const std::exception& e) {
     finding(std::string{"threw: "} + e.what());
@@ -258,6 +270,63 @@ void runner::clean_batch() {
   check_values(keys, node_->get_batch(names(keys)));
 }
 
+void runner::start_peer(const peer_dice& dice) {
+  peer_faults_ = dice;
+  const auto config = work_dir_ / "peer.toml";
+  std::ofstream{config} << "[fault]\nenabled = true\ntcp_drop_lane_after_slices = "
+                        << dice.drop_lane_after_slices
+                        << "\ntcp_kill_after_slices = " << dice.kill_after_slices << "\n";
+  peer_ = std::make_unique<bench::transfer_peer_process>(std::to_string(peer_segment_bytes),
+                                                         config.string());
+  connect_peer();
+}
+
+void runner::stop_peer() {
+  tally_.peer_kills += peer_->stop() == 128 + SIGKILL;
+  route_.reset();
+}
+
+// A peer that killed itself refuses the connection: the route stays down until the next.
+void runner::connect_peer() {
+  try {
+    route_ = node_->connect_peer("127.0.0.1", peer_->control_port);
+    lanes_lost_before_ = node_->transfers().lanes_lost;
+  } catch (const std::exception&) {
+    route_.reset();
+    if (peer_faults_.kill_after_slices == 0) throw;
+  }
+}
+
+// A request fails only when the peer may have killed itself, or when every lane to it
+// was dropped (nothing opens new ones to a route).
+bool runner::explains(const transfer_status& status) {
+  if (peer_faults_.kill_after_slices > 0) return true;
+  const auto lost = node_->transfers().lanes_lost - lanes_lost_before_;
+  return peer_faults_.drop_lane_after_slices > 0 &&
+         status.error == transfer_error::unavailable && lost >= node_->config().transfer.tcp_lanes;
+}
+
+// Bytes written to the peer's segment and read back: the same, or a named error that
+// the peer's faults explain.
+void runner::transfer(const op& o) {
+  if (!route_) return;
+  const auto length = o.sizes[0];
+  auto source = generated_value(length, o.index, "transfer");
+  std::string back(length, '\0');
+  const auto segment = peer_->segment;
+  for (auto [direction, local] : {std::pair{transfer_op::write, source.data()},
+                                  std::pair{transfer_op::read, back.data()}}) {
+    const auto status =
+      node_->transfer(*route_, {{direction, local, segment, o.offset, length}}).get().at(0);
+    if (status.ok()) continue;
+    if (!explains(status))
+      finding("transfer of " + std::to_string(length) + " bytes: " + to_string(status) +
+              " with no fault of the peer to explain it");
+    return;
+  }
+  if (back != source) finding("transfer: the bytes read back are not those written");
+}
+
 std::vector<std::string> runner::finish() {
   findings_.clear();
   if (!node_) return findings_;
@@ -273,6 +342,7 @@ std::vector<std::string> runner::finish() {
     finding("the arena has " + std::to_string(arena.leases) + " leases out and " +
             std::to_string(arena.ready_bytes - arena.free_bytes) + " bytes lent at the end");
   stop();
+  if (peer_) stop_peer();
   return findings_;
 }
 

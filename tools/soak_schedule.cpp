@@ -21,8 +21,10 @@ constexpr std::pair<op_kind, unsigned> weights[] = {
   {op_kind::release_view, 4},   {op_kind::get_during_put, 5},
   {op_kind::remove, 5},         {op_kind::flush, 4},
   {op_kind::fs_fault, 6},       {op_kind::fs_clear, 5},
-  {op_kind::restart, 2},
+  {op_kind::restart, 2},        {op_kind::transfer, 5},
+  {op_kind::peer_restart, 1},
 };
+constexpr std::uint32_t transfer_bytes_max = 2 << 20;
 
 const char* name_of(op_kind kind) {
   switch (kind) {
@@ -40,6 +42,8 @@ const char* name_of(op_kind kind) {
     case op_kind::fs_fault: return "fs_fault";
     case op_kind::fs_clear: return "fs_clear";
     case op_kind::restart: return "restart";
+    case op_kind::transfer: return "transfer";
+    case op_kind::peer_restart: return "peer_restart";
   }
   return "?";
 }
@@ -73,6 +77,10 @@ std::string describe(const op& o) {
   list(out, "sizes", o.sizes);
   list(out, "read_keys", o.read_keys);
   if (o.kind == op_kind::fs_fault) out << " family=" << name_of(o.family) << " rule=" << o.rule;
+  if (o.kind == op_kind::transfer) out << " offset=" << o.offset;
+  if (o.kind == op_kind::start || o.kind == op_kind::peer_restart)
+    out << " peer_drop_lane_after_slices=" << o.peer.drop_lane_after_slices
+        << " peer_kill_after_slices=" << o.peer.kill_after_slices;
   if (o.kind == op_kind::start || o.kind == op_kind::restart)
     out << " dice_seed=" << o.dice.seed << " ring_submit_failure_rate="
         << o.dice.ring_submit_failure_rate << " reader_throw_after_reads="
@@ -111,6 +119,13 @@ epoch_dice schedule::dice() {
   d.fail_registration = coin(25);
   d.read_error_rate = coin(15) ? 0.02 : 0;
   d.corrupt_rate = coin(15) ? 0.02 : 0;
+  return d;
+}
+
+peer_dice schedule::peer_faults() {
+  peer_dice d;
+  d.drop_lane_after_slices = coin(40) ? 20 + draw(100) : 0;
+  d.kill_after_slices = coin(25) ? 20 + draw(300) : 0;
   return d;
 }
 
@@ -159,9 +174,17 @@ op schedule::next() {
   if (o.kind == op_kind::hold_view && views_held_ == views_held_max) o.kind = op_kind::get_view;
   switch (o.kind) {
     case op_kind::start:
+      o.dice = dice();
+      o.peer = peer_faults();
+      break;
     case op_kind::restart:
       o.dice = dice();
       views_held_ = 0;
+      break;
+    case op_kind::peer_restart: o.peer = peer_faults(); break;
+    case op_kind::transfer:
+      o.sizes = {static_cast<std::uint32_t>(1 + draw(transfer_bytes_max))};
+      o.offset = draw(peer_segment_bytes - transfer_bytes_max);
       break;
     case op_kind::put:
     case op_kind::put_from:

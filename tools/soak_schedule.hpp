@@ -30,6 +30,8 @@ enum class op_kind {
   fs_fault,       // a fault filesystem rule set (it stays until fs_clear)
   fs_clear,       // every rule gone, then a batch that must be clean
   restart,        // held views released, rules cleared, the node stopped and reopened
+  transfer,       // bytes written to a transfer-peer process's segment over tcp, read back
+  peer_restart,   // the transfer-peer stopped (or found dead) and started with new dice
 };
 
 // The fault filesystem's families; each is one rule (tools/faultfs/rules.hpp).
@@ -45,6 +47,15 @@ struct epoch_dice {
   double corrupt_rate = 0;                  // a byte flipped after a good completion
 };
 
+// The transfer-peer's `[fault]` dice (its tcp server's), for the life of one process.
+struct peer_dice {
+  std::uint64_t drop_lane_after_slices = 0;  // lane drops: slices retried on the others
+  std::uint64_t kill_after_slices = 0;       // peer kills: SIGKILL, requests fail fast
+};
+
+// The transfer-peer's segment: each transfer lands somewhere in it.
+constexpr std::uint64_t peer_segment_bytes = 64 << 20;
+
 struct op {
   std::uint64_t index = 0;
   op_kind kind = op_kind::start;
@@ -54,6 +65,8 @@ struct op {
   fs_family family = fs_family::read_eio;  // fs_fault
   std::string rule;                        // fs_fault: the rule's words
   epoch_dice dice;                         // start, restart
+  std::uint64_t offset = 0;                // transfer: into the segment; sizes = {length}
+  peer_dice peer;                          // start, peer_restart
 };
 
 // "op 7 put keys=3,41 sizes=4096,70001": the whole of the operation, nothing timed.
@@ -71,6 +84,7 @@ private:
   std::vector<std::uint32_t> some_keys(std::uint32_t most);
   std::vector<std::uint32_t> sizes_for(std::size_t count);
   epoch_dice dice();
+  peer_dice peer_faults();
   void fill_fs_fault(op& o);
   op_kind pick_kind();
 

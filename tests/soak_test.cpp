@@ -102,6 +102,8 @@ TEST_CASE("the soak's faults happen and it names the families it ran without") {
   CHECK(figure(run.out, "evicted_keys") > 0);
   CHECK(figure(run.out, "ring_resets") + figure(run.out, "reader_restarts") > 0);
   CHECK(figure(run.out, "registration_failures") > 0);
+  CHECK(figure(run.out, "slices_retried") > 0);  // lanes dropped under transfers
+  CHECK(figure(run.out, "peer_kills") > 0);
   const auto unusable = faultfs::fuse_unusable(SPILLWAY_FAULTFS_BINARY);
   if (unusable.empty()) {
     CHECK(figure(run.out, "fs_injected") > 0);

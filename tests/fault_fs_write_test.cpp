@@ -87,6 +87,29 @@ TEST_CASE_FIXTURE(test::node_leaks,
     }
 }
 
+// Found by the soak: a bucket whose seal failed after puts in it were acknowledged stayed
+// open in the catalog for good, never sealed and never evicted, one more each time.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "faultfs: a bucket whose seal failed with acknowledged keys is closed and evictable") {
+  test::faultfs_mount fs;
+  if (!fs.usable()) return test::skip_test(fs.why());
+  node n{config_on(fs)};
+  std::vector<std::string> keys;
+  for (const std::string key : {"kept-0", "kept-1", "later"}) {
+    auto acked = n.put({key}, {test::value_of(key)});  // answered at its group commit
+    REQUIRE(acked.get()[0].ok());
+    keys.push_back(key);
+    if (key == "later") break;
+    const auto rule = fs.add("op=fdatasync path=*.tmp fault=eio count=1");  // the seal's
+    n.flush();
+    CHECK(fs.injected(rule) == 1);
+    CHECK(files_ending(fs, ".tmp") == keys.size());  // each kept for its acknowledged record
+  }
+  CHECK(n.store_stats().open_buckets == 1);  // the writer's, and no other
+  check_read(n, keys);
+  check_arena(n);
+}
+
 // A disk whose sync never returns: the put waits (it is answered only once durable),
 // while reads of what is already sealed go on; released, the put is answered ok.
 TEST_CASE_FIXTURE(test::node_leaks,

@@ -247,7 +247,12 @@ void runner::remove(const std::vector<std::uint32_t>& keys) {
 }
 
 // A seal that fails answers its own puts; flush itself fails only if the writer is gone.
-void runner::flush() { node_->flush(); }
+// One bucket at most is open: the writer's (a bucket it gave up on no longer is).
+void runner::flush() {
+  node_->flush();
+  if (const auto open = node_->store_stats().open_buckets; open > 1)
+    finding("after a flush " + std::to_string(open) + " buckets are open, never to be sealed");
+}
 
 void runner::set_fs_fault(const op& o) {
   if (!fs_) return;

@@ -90,7 +90,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
 // Found by the soak: a bucket whose seal failed after puts in it were acknowledged stayed
 // open in the catalog for good, never sealed and never evicted, one more each time.
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "faultfs: a bucket whose seal failed with acknowledged keys is closed and evictable") {
+                  "faultfs: a bucket whose seal failed holding acknowledged keys is closed") {
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
   // The seal's sync of the file, or of the dir after the rename (its first commit's

@@ -65,7 +65,7 @@ TEST_CASE("the soak's model calls wrong bytes and unexplained errors findings") 
   CHECK(model.check(key, {key_error::not_found, 0}, {}, none).empty());
 }
 
-TEST_CASE("the soak's model lets a failed put show whole and a removed key come back only after a restart") {
+TEST_CASE("the soak's model lets a failed put show and a removed key come back after a restart") {
   soak::model model{std::chrono::milliseconds{50}};
   const soak::active_faults none;
   model.put_acked(key, first);

@@ -95,7 +95,8 @@ int run_soak(const soak_options& options) {
              (done == 0 || std::chrono::steady_clock::now() < deadline)) {
         const auto o = schedule.next();
         if (log.is_open()) log << soak::describe(o) << '\n' << std::flush;
-        for (auto& f : runner.run(o)) findings.push_back("op " + std::to_string(o.index) + ": " + f);
+        for (auto& f : runner.run(o))
+          findings.push_back("op " + std::to_string(o.index) + ": " + f);
         ++done;
       }
       for (auto& f : runner.finish()) findings.push_back("at the end: " + f);

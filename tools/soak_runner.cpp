@@ -5,7 +5,6 @@
 #include <chrono>
 #include <fstream>
 #include <future>
-#include <stdexcept>
 #include <thread>
 
 #include "tools/generated_value.hpp"
@@ -199,7 +198,8 @@ void runner::release_view() {
 void runner::get_into(const std::vector<std::uint32_t>& keys, bool registered) {
   std::vector<std::size_t> lengths;
   std::size_t total = 0;
-  for (const auto k : keys) total += lengths.emplace_back(whole_pages(model_.size_max(k)) + page_bytes);
+  for (const auto k : keys)
+    total += lengths.emplace_back(whole_pages(model_.size_max(k)) + page_bytes);
   std::unique_ptr<mapped_memory> own;
   if (!registered || total > registered_.size()) own = std::make_unique<mapped_memory>(total);
   auto& memory = own ? *own : registered_;
@@ -303,7 +303,7 @@ void runner::connect_peer() {
 }
 
 // A request fails only when the peer may have killed itself, or when every lane to it
-// was dropped (nothing opens new ones to a route).
+// was lost (dropped lanes are retried on the others, and come back).
 bool runner::explains(const transfer_status& status) {
   if (peer_faults_.kill_after_slices > 0) return true;
   const auto lost = node_->transfers().lanes_lost - lanes_lost_before_;

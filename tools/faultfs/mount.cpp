@@ -96,7 +96,8 @@ int run(const std::vector<std::string>& argv, std::string& err) {
 }  // namespace
 
 std::string fuse_unusable(const std::string& binary) {
-  if (binary.empty()) return "spillway-faultfs was not built: libfuse3 was not found (libfuse3-dev)";
+  if (binary.empty())
+    return "spillway-faultfs was not built: libfuse3 was not found (libfuse3-dev)";
   if (::access(binary.c_str(), X_OK) != 0) return binary + ": " + std::strerror(errno);
   const int fd = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (fd < 0) return std::string{"/dev/fuse: "} + std::strerror(errno);
@@ -181,7 +182,8 @@ std::string mount::command(const std::string& line) {
   (void)!::write(fd, request.data(), request.size());
   std::string reply;
   char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    reply.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
   if (reply.rfind("ok", 0) != 0) throw std::runtime_error("faultfs '" + line + "': " + reply);
   return reply.substr(reply.size() > 2 ? 3 : 2);

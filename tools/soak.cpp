@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "tools/commands.hpp"
 #include "tools/faultfs/mount.hpp"
@@ -20,11 +21,15 @@
 namespace spillway {
 namespace {
 
-std::size_t open_fds() {
-  std::size_t count = 0;
-  for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator{"/proc/self/fd"})
-    ++count;
-  return count;
+// This process's open descriptors, each with what it is (a path, socket:[N], ...).
+std::set<std::string> open_fds() {
+  std::set<std::string> fds;
+  for (const auto& fd : std::filesystem::directory_iterator{"/proc/self/fd"}) {
+    std::error_code gone;  // the iterator's own descriptor, closed by now
+    const auto target = std::filesystem::read_symlink(fd.path(), gone);
+    if (!gone) fds.insert(fd.path().filename().string() + " " + target.string());
+  }
+  return fds;
 }
 
 // The soak's own dir, gone with everything in it when the soak ends.
@@ -106,9 +111,8 @@ int run_soak(const soak_options& options) {
       if (auto problem = fs->unmount(); !problem.empty())
         findings.push_back("the fault filesystem would not unmount: " + problem);
   }
-  if (const auto fds = open_fds(); fds != fds_before)
-    findings.push_back("descriptors open: " + std::to_string(fds) + ", before the soak " +
-                       std::to_string(fds_before));
+  for (const auto& fd : open_fds())
+    if (!fds_before.count(fd)) findings.push_back("descriptor left open: " + fd);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
   std::cout << "soak: " << done << " operations in " << took.count() << " s, seed " << seed
             << ", " << findings.size() << " findings\n";

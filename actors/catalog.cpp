@@ -103,13 +103,6 @@ struct catalog_state {
   // seal. `open`: the records are committed to a bucket still being written.
   std::uint32_t add_bucket(const catalog_actor& self, const bucket_records& records, bool open) {
     const bool known = open_slot != no_slot && buckets[open_slot].id == records.id;
-    // Another bucket while one is open: the writer gave that one up (its seal failed)
-    // and kept its .tmp for the acknowledged records it serves. It is closed now, and
-    // evicted like the others, not left open for good.
-    if (!known && open_slot != no_slot) {
-      buckets[open_slot].open = false;
-      open_slot = no_slot;
-    }
     const auto slot = known ? open_slot : new_slot(self, records);
     auto& b = buckets[slot];
     if (b.path != records.path) {  // the seal renamed the open bucket's file

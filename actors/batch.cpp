@@ -80,6 +80,7 @@ struct batch_state {
   std::vector<read_plan> plans;
   std::vector<std::uint64_t> reader_bytes;  // outstanding per reader
   std::vector<bool> reader_alive;
+  bool resolved = false;                    // the catalog answered (or could not)
   std::size_t pins_missing = 0;
   std::size_t open_reads = 0;               // plans neither done nor failed
   std::size_t next_group = 0;               // group mode: the first plan of the next group
@@ -502,6 +503,7 @@ void add_plans(batch_state& st, std::uint32_t bucket, std::uint32_t format_versi
 // Turns the catalog's answer into plans.
 void on_resolved(batch_pointer self, resolve_reply& where) {
   auto& st = self->state;
+  st.resolved = true;
   for (auto k : where.missing) st.reply.items[k].status = {key_error::not_found, 0};
   const auto& faults = st.context.faults;
   for (auto& reads : where.buckets) {
@@ -537,9 +539,12 @@ void report(const batch_state& st) {
   caf::anon_send(st.context.meter, std::move(r));
 }
 
+// Not before the catalog answered: until then no key has a plan, and a reader's death
+// (which comes here) would answer every key "ok" with no bytes.
 void finish_if_done(batch_pointer self) {
   auto& st = self->state;
-  if (st.open_reads != 0 || st.pins_missing != 0 || !st.promise.pending()) return;
+  if (!st.resolved || st.open_reads != 0 || st.pins_missing != 0 || !st.promise.pending())
+    return;
   for (const auto& b : st.buckets)
     if (b.file.fd >= 0)
       self->send(b.reads.bucket, unpin_atom_v, static_cast<std::uint32_t>(b.reads.records.size()));
@@ -589,6 +594,7 @@ batch_actor::behavior_type batch(batch_pointer self, batch_context context) {
       self->request(st.context.catalog, timeout_of(self), caf::resolve_atom_v, st.keys)
         .then([self](resolve_reply& where) { on_resolved(self, where); },
               [self](caf::error&) {
+                self->state.resolved = true;
                 for (auto& item : self->state.reply.items)
                   item.status = {key_error::unavailable, 0};
                 finish_if_done(self);

@@ -59,6 +59,10 @@ struct catalog_state {
   std::vector<bucket_slot> buckets;
   std::vector<std::uint32_t> free_slots;
   std::vector<eviction_listener> listeners;
+  // Keys evicted by recovery's quota check, which runs before the node can subscribe
+  // any callback: the first listener hears them when it subscribes.
+  std::vector<std::string> evicted_at_start;
+  bool started = false;  // recovery's quota check is done
   std::uint64_t clock = 0;
   catalog_stats totals;  // keys, buckets, quota_bytes, reads_buffered: derived in stats()
   bool buffered = false;  // O_DIRECT was refused: every bucket reads through the page cache
@@ -194,7 +198,10 @@ using catalog_pointer = catalog_actor::stateful_pointer<catalog_state>;
 
 void tell_listeners(catalog_pointer self, std::vector<std::string> keys) {
   if (keys.empty()) return;
-  for (const auto& l : self->state.listeners) self->send(l, evicted_atom_v, keys);
+  auto& st = self->state;
+  if (!st.started)
+    st.evicted_at_start.insert(st.evicted_at_start.end(), keys.begin(), keys.end());
+  for (const auto& l : st.listeners) self->send(l, evicted_atom_v, keys);
 }
 
 // Whole buckets go, never the one just written nor an open one, until the files fit
@@ -272,6 +279,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
                    std::move(r.index.entries), r.index.header.format_version},
                   false);
   if (!st.buckets.empty()) enforce_quota(self, static_cast<std::uint32_t>(st.buckets.size() - 1));
+  st.started = true;
   self->set_exit_handler([self](caf::exit_msg& msg) {
     for (auto& b : self->state.buckets)
       if (b.id != 0) self->send_exit(b.actor, msg.reason);
@@ -333,7 +341,10 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
       return s;
     },
     [self](caf::subscribe_atom, eviction_listener listener) {
-      self->state.listeners.push_back(std::move(listener));
+      auto& st = self->state;
+      if (!st.evicted_at_start.empty())
+        self->send(listener, evicted_atom_v, std::exchange(st.evicted_at_start, {}));
+      st.listeners.push_back(std::move(listener));
     },
   };
 }

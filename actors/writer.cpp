@@ -103,9 +103,17 @@ std::optional<bucket_records> seal_file(writer_pointer self, std::vector<member>
   auto& st = self->state;
   bucket_index sealed;
   const auto published = std::exchange(st.published, 0);
+  // What the catalog serves from the .tmp, should the seal fail: the file stays for it.
+  bucket_records kept{st.file->bucket_id(), st.file->tmp_path().string(),
+                      st.file->committed_size(), {}};
   if (auto failed = st.file->seal(sealed)) {
     spdlog::error("writer: {}; {} keys not stored", failed->what, members.size());
     settle_all(members, status_of(*failed));
+    // Published as it is, so that it is no longer open: evicted like the others, not
+    // held open for good (the writer starts another).
+    if (published > 0)
+      self->request(st.catalog, caf::infinite, caf::publish_atom_v, std::move(kept))
+        .then([](caf::ok_atom) {}, [](caf::error&) {});  // the catalog is gone: so are its keys
     return std::nullopt;
   }
   const auto id = sealed.header.bucket_id;

@@ -7,6 +7,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -37,6 +38,18 @@ reader_actor::behavior_type black_hole(reader_actor::pointer self, caf::actor wi
     [](adopt_atom, const buffer_table&) { return std::int32_t{0}; },
     [self](fence_atom) { return self->make_response_promise<std::uint32_t>(); },  // never
   };
+}
+
+// A catalog that is also one of the batch's readers and dies on the resolve, unanswered
+// (telling `witness` it got it): the batch hears that a reader died while its keys are
+// still unresolved.
+caf::behavior dies_on_resolve(caf::event_based_actor* self, caf::actor witness) {
+  return {[self, witness](caf::resolve_atom, const std::vector<std::string>&) {
+    caf::anon_send(witness, caf::resolve_atom_v);
+    auto never = self->make_response_promise();
+    self->quit(caf::exit_reason::kill);
+    return never;
+  }};
 }
 
 // Twelve values written through a node, then the read path's actors over the same
@@ -127,6 +140,25 @@ TEST_CASE_FIXTURE(batch_fixture,
   for (std::size_t k = 0; k < keys.size(); ++k)
     CHECK_MESSAGE(reply.items[k].status.error == key_error::unavailable, keys[k]);
   for (auto lease : reply.leases) caf::anon_send(arena, release_atom_v, lease);
+}
+
+// Found by the soak: every key came back "ok" with no bytes.
+TEST_CASE_FIXTURE(batch_fixture,
+                  "a reader that dies before the keys are resolved does not answer the batch") {
+  config.read.timeout_ms = 300;  // the resolve's deadline: the catalog never answers
+  auto both = system->spawn(dies_on_resolve, caf::actor_cast<caf::actor>(*self));
+  auto batch = spawn_batch(*system, {caf::actor_cast<catalog_actor>(both), arena,
+                                     {caf::actor_cast<reader_actor>(both)}, config.read,
+                                     config.fault, {}, {}, {}});
+  auto answer = (*self)->request(batch, std::chrono::seconds(30), caf::get_atom_v, keys);
+  (*self)->receive([](caf::resolve_atom) {});  // it died with the resolve
+  get_reply reply;
+  answer.receive([&](get_reply& r) { reply = std::move(r); },
+                 [&](caf::error& err) { FAIL("batch: " << to_string(err)); });
+  REQUIRE(reply.items.size() == keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    CHECK_MESSAGE(reply.items[k].status.error == key_error::unavailable, keys[k], ": ",
+                  to_string(reply.items[k].status));
 }
 
 }  // TEST_SUITE

@@ -1,6 +1,7 @@
-// The fault filesystem (tools/faultfs) mounted for one test: a child spillway-faultfs
-// over a backing dir in a fresh temp dir, rules set and their counters read through its
-// control socket, unmounted (fusermount3 -u) and reaped when the object goes.
+// The fault filesystem (tools/faultfs) mounted for one test: faultfs::mount
+// (tools/faultfs/mount.hpp) over a backing dir in a fresh temp dir, unmounted when the
+// object goes, which fails the test if the mount could not be taken down cleanly (a
+// descriptor left open in it).
 //   test::faultfs_mount fs;
 //   if (!fs.usable()) return test::skip_test(fs.why());
 //   const auto rule = fs.add("op=read path=*.bucket fault=eio count=1");
@@ -9,11 +10,11 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <memory>
+#include <optional>
 #include <string>
 
-#include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
+#include "tools/faultfs/mount.hpp"
 
 namespace spillway::test {
 
@@ -24,29 +25,23 @@ public:
   faultfs_mount(const faultfs_mount&) = delete;
   faultfs_mount& operator=(const faultfs_mount&) = delete;
 
-  bool usable() const { return child_ != nullptr; }
-  const std::string& why() const { return why_; }
+  bool usable() const { return mount_->usable(); }
+  const std::string& why() const { return mount_->why(); }
 
-  const std::filesystem::path& mountpoint() const { return mountpoint_; }
+  const std::filesystem::path& mountpoint() const { return mount_->mountpoint(); }
   // The same files, reached without going through the mount (and its faults).
-  const std::filesystem::path& backing() const { return backing_; }
+  const std::filesystem::path& backing() const { return mount_->backing(); }
 
   // Adds a rule (tools/faultfs/rules.hpp); its id. Throws std::runtime_error if refused.
-  std::uint64_t add(const std::string& rule);
-  void clear();    // every rule gone, frozen operations let go
-  void release();  // frozen operations let go
-  std::uint64_t injected(std::uint64_t rule);  // times the rule fired
-  std::uint64_t held(std::uint64_t rule);      // operations it holds frozen now
+  std::uint64_t add(const std::string& rule) { return mount_->add(rule); }
+  void clear() { mount_->clear(); }      // every rule gone, frozen operations let go
+  void release() { mount_->release(); }  // frozen operations let go
+  std::uint64_t injected(std::uint64_t rule) { return mount_->injected(rule); }
+  std::uint64_t held(std::uint64_t rule) { return mount_->held(rule); }
 
 private:
-  std::string command(const std::string& line);  // the answer after "ok"
-  std::uint64_t figure(std::uint64_t rule, const std::string& name);
-
   temp_dir dir_;
-  std::filesystem::path backing_, mountpoint_, socket_;
-  std::string fusermount_;
-  std::string why_;
-  std::unique_ptr<child_process> child_;
+  std::optional<faultfs::mount> mount_;
 };
 
 }  // namespace spillway::test

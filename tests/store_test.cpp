@@ -426,6 +426,36 @@ TEST_CASE_FIXTURE(test::node_leaks, "lru eviction spares the bucket read most re
   check_arena(q.store);
 }
 
+// Found by the soak: a restart evicted at recovery (the sealed open bucket and the
+// room kept for the next one no longer fit) before any callback could subscribe.
+TEST_CASE_FIXTURE(test::node_leaks, "keys evicted at start are told to the first on_evicted") {
+  test::temp_dir dir;
+  std::vector<std::string> written;
+  {
+    node n{quota_store::config(dir.path(), "fifo")};
+    for (int b = 0; b < 4; ++b) {
+      auto keys = make_keys("start-" + std::to_string(b) + "-", 2);
+      for (const auto& s : put_all(n, keys, quota_store::value_size)) CHECK(s.ok());
+      written.insert(written.end(), keys.begin(), keys.end());
+    }
+    CHECK(n.store_stats().evicted_keys == 0);
+  }
+  auto smaller = quota_store::config(dir.path(), "fifo");
+  smaller.storage.max_total_size = 200 << 10;  // two buckets and the room kept
+  eviction_log heard;
+  node again{smaller};
+  again.on_evicted([&](std::vector<std::string> keys) { heard.add(std::move(keys)); });
+  const auto evicted = again.store_stats().evicted_keys;
+  REQUIRE(evicted > 0);
+  REQUIRE(heard.wait_for(evicted));
+  std::lock_guard lock{heard.mutex};
+  CHECK(heard.keys.size() == evicted);
+  for (const auto& k : heard.keys) {
+    CHECK(std::find(written.begin(), written.end(), k) != written.end());
+    CHECK(again.exists({k})[0] == 0);
+  }
+}
+
 TEST_CASE_FIXTURE(test::node_leaks,
                   "a full disk fails the put cleanly and publishes nothing and serving goes on") {
   test::temp_dir dir;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,5 +103,18 @@ struct bench_transfer_options {
   std::vector<std::string> transports;  // "local", "tcp"; empty = both
 };
 int run_bench_transfer(const bench_transfer_options& options);
+
+// The seeded chaos soak (tools/soak.cpp): the schedule of `seed` (random when none
+// given, and printed) until `ops` operations (0: no bound) or `seconds` pass; exit 1
+// with every finding and the command that replays it.
+struct soak_options {
+  std::uint64_t seconds = 60;
+  std::optional<std::uint64_t> seed;
+  std::uint64_t ops = 0;
+  std::string log;                         // one line per scheduled operation, or ""
+  std::filesystem::path dir = "/var/tmp";  // where its temp dir (and mount) goes
+  std::string node_log = "off";  // the node's log_level: its errors are the faults' own
+};
+int run_soak(const soak_options& options);
 
 }  // namespace spillway

@@ -218,6 +218,15 @@ int main(int argc, char** argv) {
     ->transform(size_text);
   peer->add_option("--host", peer_opts.host, "Address to listen on (default 127.0.0.1)");
   add_config_option(peer, source);  // transfer.control_port, [fault]
+  spillway::soak_options soak_opts;
+  auto* soak = app.add_subcommand("soak", "Seeded chaos: operations and faults checked against "
+                                          "a model of the store");
+  soak->add_option("--seconds", soak_opts.seconds, "Wall time, at most (default 60)");
+  soak->add_option("--seed", soak_opts.seed, "The schedule's seed (default: a random one)");
+  soak->add_option("--ops", soak_opts.ops, "Operations, at most (default: no bound)");
+  soak->add_option("--log", soak_opts.log, "Write one line per scheduled operation here");
+  soak->add_option("--dir", soak_opts.dir, "Where its temp dir goes (default /var/tmp)");
+  soak->add_option("--node-log", soak_opts.node_log, "The node's log level (default off)");
 
   try {
     app.parse(argc, argv);
@@ -249,6 +258,7 @@ int main(int argc, char** argv) {
     if (*bench_read) return plotted(spillway::run_bench_read, read_opts, plot);
     if (*bench_transfer) return plotted(spillway::run_bench_transfer, transfer_opts, plot);
     if (*peer) return spillway::run_transfer_peer(load(source), peer_opts);
+    if (*soak) return spillway::run_soak(soak_opts);
     return 0;
   } catch (const CLI::ValidationError& e) {
     std::cerr << "spillway: " << e.what() << "\n";

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -20,15 +21,18 @@ std::uint64_t number_after(const std::string& line, const std::string& key) {
   return std::stoull(line.substr(at + key.size()));
 }
 
-void stop_peer(pid_t pid) {
-  if (pid <= 0) return;
+int stop_peer(pid_t pid) {
+  if (pid <= 0) return -1;
   ::kill(pid, SIGTERM);
-  ::waitpid(pid, nullptr, 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace
 
-transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
+transfer_peer_process::transfer_peer_process(const std::string& segment_size,
+                                             const std::string& config) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   stderr_fd_.reset(out[0]);
@@ -38,6 +42,7 @@ transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
   posix_spawn_file_actions_adddup2(&actions, child_stderr.get(), 2);  // its stderr: the ready line
   std::vector<std::string> args{"/proc/self/exe", "transfer-peer", "--segment-size",
                                 segment_size};
+  if (!config.empty()) args.insert(args.end(), {"-c", config});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -63,6 +68,8 @@ transfer_peer_process::transfer_peer_process(const std::string& segment_size) {
   }
 }
 
-transfer_peer_process::~transfer_peer_process() { stop_peer(pid_); }
+transfer_peer_process::~transfer_peer_process() { stop(); }
+
+int transfer_peer_process::stop() { return stop_peer(std::exchange(pid_, -1)); }
 
 }  // namespace spillway::bench

@@ -1,5 +1,5 @@
-// `spillway transfer-peer` as a child of this process, for `bench transfer`: started
-// from /proc/self/exe, its ready line parsed, stopped with SIGTERM.
+// `spillway transfer-peer` as a child of this process, for `bench transfer` and `soak`:
+// started from /proc/self/exe, its ready line parsed, stopped with SIGTERM.
 #pragma once
 
 #include <sys/types.h>
@@ -13,14 +13,19 @@ namespace spillway::bench {
 
 class transfer_peer_process {
 public:
-  explicit transfer_peer_process(const std::string& segment_size);
-  ~transfer_peer_process();
+  // `config`: a node.toml for its -c (its [fault] keys), or "".
+  explicit transfer_peer_process(const std::string& segment_size, const std::string& config = "");
+  ~transfer_peer_process();  // stop()
   transfer_peer_process(const transfer_peer_process&) = delete;
   transfer_peer_process& operator=(const transfer_peer_process&) = delete;
 
   std::uint16_t control_port = 0;
   std::uint16_t stream_port = 0;
   std::uint64_t segment = 0;
+
+  // Stops it (if its [fault] has not killed it) and reaps it; its exit code, 128 + the
+  // signal's number when a signal ended it. Idempotent: -1 once reaped.
+  int stop();
 
 private:
   pid_t pid_ = -1;

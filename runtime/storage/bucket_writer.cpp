@@ -360,8 +360,9 @@ std::optional<io_failure> bucket_writer::state::finish(bucket_index& sealed) {
   reach(crash_point::seal_renamed);
   if (const int err = fsync_dir(opts.dir); err != 0) {
     // Not durable under its name: it must not be published. Acknowledged records keep
-    // it, for recovery at the next start.
+    // it, for recovery at the next start, under the name their reads and eviction use.
     if (committed_records == 0) ::unlink(path.c_str());
+    else ::rename(path.c_str(), tmp_path.c_str());
     return failure(err, "fsync directory", opts.dir);
   }
   reach(crash_point::seal_dir_synced);

@@ -41,9 +41,9 @@ build() {  # $1 = build dir, then extra cmake arguments, then optionally -- and 
   [ $# -gt 0 ] && shift
   # Paths under the checkout hash as relative ones, so clones and worktrees share ccache.
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
-  if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S "$root" -B "$dir" -G Ninja "${configure[@]}" >/dev/null
-  fi
+  # Configured every run (under 2 s): the flags here win over what the build dir's cache
+  # kept, e.g. SPILLWAY_SANITIZE=ON from before the option named the sanitizer.
+  cmake -S "$root" -B "$dir" -G Ninja "${configure[@]}" >/dev/null
   if [ $# -gt 0 ]; then cmake --build "$dir" --target "$@"; else cmake --build "$dir"; fi
 }
 

@@ -86,7 +86,8 @@ case "$variant" in
           # each new race, and CAF's suppressed ones (a new heap address per message) made
           # that scan quadratic: a cluster test took over 6 min instead of 9 s. Repeats
           # are still folded by their stacks (suppress_equal_stacks).
-          export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp suppress_equal_addresses=0 ${TSAN_OPTIONS:-}" ;;
+          tsan_options=("suppressions=$root/tests/tsan.supp" suppress_equal_addresses=0)
+          export TSAN_OPTIONS="${tsan_options[*]} ${TSAN_OPTIONS:-}" ;;
   *) echo "unknown option: $variant (only --sanitize or --tsan)" >&2; exit 2 ;;
 esac
 

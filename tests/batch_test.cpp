@@ -102,7 +102,8 @@ struct batch_fixture : test::node_leaks {
 TEST_SUITE("batch") {
 
 TEST_CASE_FIXTURE(batch_fixture,
-                  "a reader killed mid-batch hands its reads to the others and the batch completes") {
+                  "a reader killed mid-batch hands its reads to the others and the batch completes"
+                  * doctest::test_suite("fault")) {
   auto real = spawn_reader(*system, 0, config.read, config.fault, registrar);
   const auto reply = get_while_hole_dies({real});
   for (std::size_t k = 0; k < keys.size(); ++k) {

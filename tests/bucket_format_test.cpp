@@ -287,7 +287,8 @@ TEST_CASE("a bucket file truncated at any page boundary is rejected whole") {
 // Issue 18, item 7: a footer with a valid crc and an index size near 2^64 wrapped
 // align_up and sized the index allocation ("cannot create std::vector larger than
 // max_size()"), so the file threw out of recovery instead of being refused.
-TEST_CASE("a footer whose index size wraps the layout check is refused, not allocated") {
+TEST_CASE("a footer whose index size wraps the layout check is refused and not allocated"
+          * doctest::test_suite("fault")) {
   test::temp_dir dir;
   bucket_image image;
   image.add("a", value_bytes(100, 1));

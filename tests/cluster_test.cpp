@@ -126,7 +126,7 @@ TEST_CASE_FIXTURE(cluster_fixture,
 // it when it dies: its keys must fail as the connection drops, not at the timeout.
 TEST_CASE_FIXTURE(cluster_fixture,
                   "a node killed while a batch is in flight on it fails its keys fast as "
-                  "unavailable and the rest are exact") {
+                  "unavailable and the rest are exact" * doctest::test_suite("fault")) {
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
   nodes[1].data_dir = fs.mountpoint() / "data";

@@ -415,7 +415,7 @@ TEST_SUITE("config") {
     CHECK_FALSE(load_config_text("[fault]\nenabled = false\n", "node.toml").fault.enabled);
   }
 
-  TEST_CASE("a TOML syntax error names file line and column") {
+  TEST_CASE("a TOML syntax error names file line and column" * doctest::test_suite("fault")) {
     CHECK(problem_of("[read]\nwindow = [1, 2\nmode = \"group\"\n") ==
           "node.toml:3:1: Error while parsing array: expected comma or closing ']', saw 'm'");
     CHECK(problem_of("[read]\nwindow = 1\nwindow = 2\n")

@@ -118,7 +118,8 @@ node_config node_on(const std::string& config_file) {
 TEST_SUITE("crash") {
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "kill -9 during puts loses no acknowledged key and tears no bucket") {
+                  "kill -9 during puts loses no acknowledged key and tears no bucket"
+                  * doctest::test_suite("fault")) {
   if (test::thread_sanitizer)
     return test::skip_test("24 rounds of kill -9 and recovery outlast ctest's 300 s under "
                            "ThreadSanitizer; the crash points run its recovery there");
@@ -157,7 +158,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "kill -9 in the middle of an unsealed bucket loses no acknowledged key") {
+                  "kill -9 in the middle of an unsealed bucket loses no acknowledged key"
+                  * doctest::test_suite("fault")) {
   test::temp_dir dir;
   const auto data_dir = dir.path() / "data";
   // The bucket never fills nor times out while gen runs: every ack is a group commit.

@@ -317,7 +317,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
 
 // Registration happens on a ring only: without io_uring there is none to fail.
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "a failing registration leaves the readers on plain reads with none failed") {
+                  "a failing registration leaves the readers on plain reads with none failed"
+                  * doctest::test_suite("fault")) {
   if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   test::log_capture log{"warn"};
@@ -344,7 +345,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
   CHECK(log.count("registering the arena failed") == config.read.readers);
 }
 
-TEST_CASE_FIXTURE(test::node_leaks, "ring submit failures reset the ring and lose no read") {
+TEST_CASE_FIXTURE(test::node_leaks, "ring submit failures reset the ring and lose no read"
+                  * doctest::test_suite("fault")) {
   if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   auto config = read_config(dir.path());
@@ -359,7 +361,8 @@ TEST_CASE_FIXTURE(test::node_leaks, "ring submit failures reset the ring and los
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "a ring that cannot be set up again after a reset leaves its reader on pread") {
+                  "a ring that cannot be set up again after a reset leaves its reader on pread"
+                  * doctest::test_suite("fault")) {
   if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
   test::temp_dir dir;
   auto config = read_config(dir.path());

@@ -265,7 +265,8 @@ TEST_CASE("the writer unmaps a large value's buffer once the value is written") 
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "a flipped byte in a value makes that key corrupt and never returns it") {
+                  "a flipped byte in a value makes that key corrupt and never returns it"
+                  * doctest::test_suite("fault")) {
   test::temp_dir dir;
   auto config = store_config(dir.path());
   const auto keys = make_keys("flip-", 3);

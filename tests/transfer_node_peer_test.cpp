@@ -86,7 +86,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "transfer-peer killed mid-batch: requests fail fast by name and a new peer is served") {
+                  "transfer-peer killed mid-batch: requests fail fast by name and a new peer is served"
+                  * doctest::test_suite("fault")) {
   test::temp_dir dir;
   node n{client_config(dir)};
   {

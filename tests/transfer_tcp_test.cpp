@@ -108,7 +108,8 @@ TEST_CASE("tcp reads bring back what writes put") {
   CHECK(std::memcmp(back.data(), source.data(), total) == 0);
 }
 
-TEST_CASE("tcp lane dropped by the peer mid-transfer: the batch completes on the others") {
+TEST_CASE("tcp lane dropped by the peer mid-transfer: the batch completes on the others"
+          * doctest::test_suite("fault")) {
   tcp_peer_fixture f{"[fault]\nenabled = true\ntcp_drop_lane_after_slices = 300\n"};
   const std::uint64_t total = 200000000;
   auto source = test::pattern(total, 3);
@@ -118,7 +119,8 @@ TEST_CASE("tcp lane dropped by the peer mid-transfer: the batch completes on the
   CHECK(f.peer_checksum(0, total) == crc32c(source.data(), total));
 }
 
-TEST_CASE("tcp peer killed mid-transfer: requests fail fast with a named error") {
+TEST_CASE("tcp peer killed mid-transfer: requests fail fast with a named error"
+          * doctest::test_suite("fault")) {
   tcp_peer_fixture f{"[fault]\nenabled = true\ntcp_kill_after_slices = 300\n"};
   const std::uint64_t total = 200000000;
   auto source = test::pattern(total, 4);
@@ -153,7 +155,8 @@ std::pair<transfer_error, bool> answer_to(std::uint16_t port, const void* bytes,
   return {status, ::recv(fd.get(), &more, 1, 0) <= 0};  // end of stream, or a reset
 }
 
-TEST_CASE("tcp hostile frames are rejected while the server keeps serving") {
+TEST_CASE("tcp hostile frames are rejected while the server keeps serving"
+          * doctest::test_suite("fault")) {
   tcp_peer_fixture f;
   std::vector<std::byte> source = test::pattern(1 << 20, 9);
   const auto good = [&] {

@@ -13,4 +13,12 @@ constexpr int skipped_exit_code = 77;
 // Marks the running test case skipped and prints why on stderr; the caller returns.
 void skip_test(std::string_view why);
 
+// The ThreadSanitizer build (tools/run.sh test --tsan) runs the slower tests about 6 times
+// slower than the ASan build does: one whose many rounds would pass ctest's timeout skips.
+#ifdef __SANITIZE_THREAD__
+constexpr bool thread_sanitizer = true;
+#else
+constexpr bool thread_sanitizer = false;
+#endif
+
 }  // namespace spillway::test

@@ -5,7 +5,9 @@
 // waits for a dead node.
 #include "runtime/client.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 
 #include <caf/actor_system.hpp>
@@ -13,10 +15,12 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/node_link.hpp"
+#include "actors/transfer_engine.hpp"
 #include "config/endpoint.hpp"
 #include "messages/service.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/storage/bucket_format.hpp"
+#include "runtime/storage/printable_key.hpp"
 
 namespace spillway {
 namespace {
@@ -86,8 +90,9 @@ void add_requests(std::vector<node_request>& out, std::uint32_t node, const posi
   if (!current.keys.empty()) out.push_back(std::move(current));
 }
 
-std::vector<std::string> pick(const std::vector<std::string>& all, const positions& keys) {
-  std::vector<std::string> out;
+template <class T>
+std::vector<T> pick(const std::vector<T>& all, const positions& keys) {
+  std::vector<T> out;
   out.reserve(keys.size());
   for (auto k : keys) out.push_back(all[k]);
   return out;
@@ -101,16 +106,43 @@ key_status local_check(const std::string& key, std::uint64_t value_size) {
   return {};
 }
 
+// Memory registered for get_into: a segment of the client's transfer host.
+struct registered_memory {
+  std::uint64_t base = 0;
+  std::uint64_t length = 0;
+  std::uint64_t segment = 0;
+
+  bool holds(std::uint64_t address, std::uint64_t size) const {
+    return address >= base && size <= length && address - base <= length - size;
+  }
+};
+
 }  // namespace
 
 struct client::impl {
   cluster_section cluster;
+  transfer_section transfer_settings;
   placement placed;
   caf::actor_system_config caf_config;  // outlives the system, which keeps a reference
   std::unique_ptr<caf::actor_system> system;
   std::vector<node_link_actor> links;
+  std::unique_ptr<transfer_engine> transfer;  // the transfer host nodes write values to
+  std::mutex memory_lock;                     // callers may register from any thread
+  std::vector<registered_memory> memory;
+  transfer_address address;  // set by the first register_memory
 
-  explicit impl(const cluster_section& c) : cluster(c), placed(c.nodes) {}
+  impl(const cluster_section& c, transfer_section t)
+    : cluster(c), transfer_settings(std::move(t)), placed(c.nodes) {}
+
+  // Where keys[k]'s buffer lies in the registered memory; caller holds memory_lock.
+  value_placement place(const std::string& key, std::span<std::byte> buffer) const {
+    const auto at = reinterpret_cast<std::uint64_t>(buffer.data());
+    for (const auto& m : memory)
+      if (m.holds(at, buffer.size())) return {m.segment, at - m.base, buffer.size()};
+    throw std::invalid_argument("get_into: key \"" + printable_key(key) + "\": its buffer (" +
+                                std::to_string(buffer.size()) +
+                                " bytes) is not inside memory registered with register_memory");
+  }
 
   // A link answers within request_timeout_ms; this only bounds a lost answer.
   std::chrono::milliseconds wait() const {
@@ -162,15 +194,22 @@ struct client::impl {
   }
 };
 
-client::client(const cluster_section& cluster) {
+transfer_section client_transfer_defaults() {
+  transfer_section t;
+  t.listen = "127.0.0.1:0";
+  return t;
+}
+
+client::client(const cluster_section& cluster, transfer_section transfer) {
   if (cluster.replicas > cluster.nodes.size())
     throw std::invalid_argument("cluster.replicas = " + std::to_string(cluster.replicas) +
                                 " but cluster.nodes lists " +
                                 std::to_string(cluster.nodes.size()) + " nodes");
-  impl_ = std::make_unique<impl>(cluster);
+  impl_ = std::make_unique<impl>(cluster, std::move(transfer));
   auto& i = *impl_;
   configure_actor_system(i.caf_config, 2);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
+  i.transfer = std::make_unique<transfer_engine>(*i.system, i.transfer_settings, fault_section{});
   for (const auto& n : cluster.nodes) {
     const auto where = parse_endpoint(n);  // validated by the config loader
     if (!where) throw std::invalid_argument("cluster.nodes: \"" + n + "\" is not host:port");
@@ -184,6 +223,7 @@ client::client(const cluster_section& cluster) {
 
 client::~client() {
   auto& i = *impl_;
+  i.transfer.reset();  // its host and server, while the actor system runs
   for (auto& l : i.links) caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
   i.links.clear();
   i.system.reset();
@@ -268,6 +308,78 @@ std::vector<read_value> client::get(const std::vector<std::string>& keys) {
       }
     });
   for (std::size_t k = 0; k < keys.size(); ++k) out[k].status = walk[k].outcome();
+  return out;
+}
+
+void client::register_memory(void* base, std::uint64_t length) {
+  auto& i = *impl_;
+  const auto at = reinterpret_cast<std::uint64_t>(base);
+  std::uint64_t end = 0;
+  if (length == 0 || __builtin_add_overflow(at, length, &end))
+    throw std::invalid_argument("register_memory: an empty or wrapping region");
+  std::lock_guard lock{i.memory_lock};
+  for (const auto& m : i.memory)
+    if (at < m.base + m.length && m.base < end)
+      throw std::invalid_argument("register_memory: the region overlaps one registered before");
+  const auto segment = i.transfer->register_segment(base, length);  // starts the host
+  if (i.address.port == 0)
+    i.address = {parse_endpoint(i.transfer_settings.listen)->host, i.transfer->control_port()};
+  i.memory.push_back({at, length, segment.id});
+}
+
+void client::unregister_memory(void* base) {
+  auto& i = *impl_;
+  std::lock_guard lock{i.memory_lock};
+  const auto at = reinterpret_cast<std::uint64_t>(base);
+  const auto it = std::find_if(i.memory.begin(), i.memory.end(),
+                               [at](const registered_memory& m) { return m.base == at; });
+  if (it == i.memory.end())
+    throw std::invalid_argument("unregister_memory: no registered region starts there");
+  i.memory.erase(it);
+}
+
+std::vector<key_status> client::get_into(const std::vector<std::string>& keys,
+                                         const std::vector<std::span<std::byte>>& buffers,
+                                         std::vector<std::size_t>& sizes) {
+  if (keys.size() != buffers.size())
+    throw std::invalid_argument("get_into: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(buffers.size()) + " buffers");
+  auto& i = *impl_;
+  std::vector<value_placement> where;
+  transfer_address address;
+  {
+    std::lock_guard lock{i.memory_lock};
+    for (std::size_t k = 0; k < keys.size(); ++k) where.push_back(i.place(keys[k], buffers[k]));
+    address = i.address;
+  }
+  auto walk = i.walks(keys);
+  sizes.assign(keys.size(), 0);
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    if (const auto s = local_check(keys[k], 0); !s.ok()) {
+      walk[k].failed(s);
+      walk[k].done = true;
+    }
+  i.look_up<get_into_reply>(
+    walk,
+    [&](caf::scoped_actor& self, const node_link_actor& link, const positions& ks) {
+      return self->request(link, i.wait(), get_into_atom_v,
+                           get_into_request{address, pick(keys, ks), pick(where, ks)});
+    },
+    [&](const node_request& r, get_into_reply* reply, const caf::error& err) {
+      for (std::size_t j = 0; j < r.keys.size(); ++j) {
+        auto& w = walk[r.keys[j]];
+        const auto s = reply ? reply->status.at(j) : status_of(err);
+        if (reply) sizes[r.keys[j]] = reply->sizes.at(j);
+        if (s.ok()) {
+          w.found = w.done = true;
+          continue;
+        }
+        w.failed(s);
+        ++w.next;
+      }
+    });
+  std::vector<key_status> out(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) out[k] = walk[k].outcome();
   return out;
 }
 

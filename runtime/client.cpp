@@ -369,7 +369,8 @@ std::vector<key_status> client::get_into(const std::vector<std::string>& keys,
       for (std::size_t j = 0; j < r.keys.size(); ++j) {
         auto& w = walk[r.keys[j]];
         const auto s = reply ? reply->status.at(j) : status_of(err);
-        if (reply) sizes[r.keys[j]] = reply->sizes.at(j);
+        if (reply && (s.ok() || s.error == key_error::too_large))
+          sizes[r.keys[j]] = reply->sizes.at(j);
         if (s.ok()) {
           w.found = w.done = true;
           continue;

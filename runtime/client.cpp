@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <stdexcept>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/network/multiplexer.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "actors/node_link.hpp"
@@ -104,6 +107,17 @@ key_status local_check(const std::string& key, std::uint64_t value_size) {
   if (key.size() > bucket_format::max_key_size || value_size > inline_value_max)
     return {key_error::too_large, 0};
   return {};
+}
+
+// CAF 0.17 queues a published port's acceptor for its network loop and applies the
+// queue after the loop's next wake-up; an unpublish queued before then cancels the add
+// in the queue, the acceptor never leaves the loop it never entered, and its socket
+// stays open for good (seen: 1 client in 8 that registered and went at once). One
+// runnable posted to the loop and run means the add was applied.
+void await_network_turn(caf::actor_system& system) {
+  std::promise<void> turned;
+  system.middleman().backend().post([&turned] { turned.set_value(); });
+  turned.get_future().wait();
 }
 
 // Memory registered for get_into: a segment of the client's transfer host.
@@ -322,8 +336,10 @@ void client::register_memory(void* base, std::uint64_t length) {
     if (at < m.base + m.length && m.base < end)
       throw std::invalid_argument("register_memory: the region overlaps one registered before");
   const auto segment = i.transfer->register_segment(base, length);  // starts the host
-  if (i.address.port == 0)
+  if (i.address.port == 0) {
+    await_network_turn(*i.system);
     i.address = {parse_endpoint(i.transfer_settings.listen)->host, i.transfer->control_port()};
+  }
   i.memory.push_back({at, length, segment.id});
 }
 

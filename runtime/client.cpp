@@ -67,6 +67,18 @@ struct key_walk {
   }
 };
 
+// One node's answer about a key in a look-up: found, or a miss that moves the key on
+// to its next owner. Whether it was found.
+bool settle(key_walk& w, const key_status& s) {
+  if (s.ok()) {
+    w.found = w.done = true;
+    return true;
+  }
+  w.failed(s);
+  ++w.next;
+  return false;
+}
+
 // What a failed request means for each of its keys.
 key_status status_of(const caf::error& err) {
   if (err == caf::sec::request_timeout) return {key_error::timeout, 0};
@@ -166,6 +178,17 @@ struct client::impl {
   std::vector<key_walk> walks(const std::vector<std::string>& keys) const {
     std::vector<key_walk> out(keys.size());
     for (std::size_t k = 0; k < keys.size(); ++k) out[k].rank = placed.rank(keys[k]);
+    return out;
+  }
+
+  // A read's walks: keys no node could read are settled here, unasked.
+  std::vector<key_walk> read_walks(const std::vector<std::string>& keys) const {
+    auto out = walks(keys);
+    for (std::size_t k = 0; k < keys.size(); ++k)
+      if (const auto s = local_check(keys[k], 0); !s.ok()) {
+        out[k].failed(s);
+        out[k].done = true;
+      }
     return out;
   }
 
@@ -293,13 +316,8 @@ std::vector<key_status> client::put(const std::vector<std::string>& keys,
 
 std::vector<read_value> client::get(const std::vector<std::string>& keys) {
   auto& i = *impl_;
-  auto walk = i.walks(keys);
+  auto walk = i.read_walks(keys);
   std::vector<read_value> out(keys.size());
-  for (std::size_t k = 0; k < keys.size(); ++k)
-    if (const auto s = local_check(keys[k], 0); !s.ok()) {
-      walk[k].failed(s);
-      walk[k].done = true;
-    }
   i.look_up<values_reply>(
     walk,
     [&](caf::scoped_actor& self, const node_link_actor& link, const positions& ks) {
@@ -309,17 +327,10 @@ std::vector<read_value> client::get(const std::vector<std::string>& keys) {
       // Keys past `answered` did not fit in the reply: the same node, next round.
       const std::size_t answered = reply ? std::min<std::size_t>(reply->answered, r.keys.size())
                                          : r.keys.size();
-      for (std::size_t j = 0; j < answered; ++j) {
-        auto& w = walk[r.keys[j]];
-        const auto s = reply ? reply->status.at(j) : status_of(err);
-        if (s.ok() && reply) {  // ok comes only with a reply; said, for GCC 12's bounds check
-          w.found = w.done = true;
+      for (std::size_t j = 0; j < answered; ++j)
+        // ok comes only with a reply; said, for GCC 12's bounds check
+        if (settle(walk[r.keys[j]], reply ? reply->status.at(j) : status_of(err)) && reply)
           out[r.keys[j]].value = std::move(reply->values.at(j));
-          continue;
-        }
-        w.failed(s);
-        ++w.next;
-      }
     });
   for (std::size_t k = 0; k < keys.size(); ++k) out[k].status = walk[k].outcome();
   return out;
@@ -368,13 +379,8 @@ std::vector<key_status> client::get_into(const std::vector<std::string>& keys,
     for (std::size_t k = 0; k < keys.size(); ++k) where.push_back(i.place(keys[k], buffers[k]));
     address = i.address;
   }
-  auto walk = i.walks(keys);
+  auto walk = i.read_walks(keys);
   sizes.assign(keys.size(), 0);
-  for (std::size_t k = 0; k < keys.size(); ++k)
-    if (const auto s = local_check(keys[k], 0); !s.ok()) {
-      walk[k].failed(s);
-      walk[k].done = true;
-    }
   i.look_up<get_into_reply>(
     walk,
     [&](caf::scoped_actor& self, const node_link_actor& link, const positions& ks) {
@@ -383,16 +389,10 @@ std::vector<key_status> client::get_into(const std::vector<std::string>& keys,
     },
     [&](const node_request& r, get_into_reply* reply, const caf::error& err) {
       for (std::size_t j = 0; j < r.keys.size(); ++j) {
-        auto& w = walk[r.keys[j]];
         const auto s = reply ? reply->status.at(j) : status_of(err);
         if (reply && (s.ok() || s.error == key_error::too_large))
           sizes[r.keys[j]] = reply->sizes.at(j);
-        if (s.ok()) {
-          w.found = w.done = true;
-          continue;
-        }
-        w.failed(s);
-        ++w.next;
+        settle(walk[r.keys[j]], s);
       }
     });
   std::vector<key_status> out(keys.size());
@@ -409,15 +409,10 @@ exists_result client::exists(const std::vector<std::string>& keys) {
       return self->request(link, i.wait(), exists_atom_v, pick(keys, ks));
     },
     [&](const node_request& r, exists_reply* reply, const caf::error& err) {
-      for (std::size_t j = 0; j < r.keys.size(); ++j) {
-        auto& w = walk[r.keys[j]];
-        if (reply && reply->present.at(j)) {
-          w.found = w.done = true;
-          continue;
-        }
-        w.failed(reply ? key_status{key_error::not_found, 0} : status_of(err));
-        ++w.next;
-      }
+      for (std::size_t j = 0; j < r.keys.size(); ++j)
+        settle(walk[r.keys[j]], !reply                  ? status_of(err)
+                                : reply->present.at(j) ? key_status{}
+                                                       : key_status{key_error::not_found, 0});
     });
   exists_result out;
   for (const auto& w : walk) out.present.push_back(w.found ? 1 : 0);

@@ -5,12 +5,14 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "runtime/client.hpp"
+#include "tests/faultfs_mount.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/serve_process.hpp"
 #include "tools/generated_value.hpp"
@@ -45,6 +47,19 @@ struct cluster_fixture : node_leaks {
       keys.push_back(generated_key("kv/", i));
       values.push_back(generated_value(sizes.begin()[i % sizes.size()], seed, keys.back()));
     }
+  }
+
+  // Node 1 keeps its data inside `fs`, whose rules may freeze its reads, with its own
+  // read deadline out of the way: only its death ends a batch frozen there.
+  void victim_on(faultfs_mount& fs) {
+    nodes[1].data_dir = fs.mountpoint() / "data";
+    nodes[1].read_keys = "timeout_ms = 600000\n";
+  }
+
+  // Once `c` reaches every node: every key put, each ok.
+  void put_all(client& c) const {
+    REQUIRE(c.await_connected(std::chrono::seconds(30)) == nodes.size());
+    for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
   }
 
   // Every key back with its exact value.

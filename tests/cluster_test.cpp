@@ -36,8 +36,7 @@ TEST_CASE_FIXTURE(cluster_fixture,
   const auto cluster = start(1);
   make_values(3000);
   client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+  put_all(c);
 
   // 3000 keys: a share's standard deviation is 0.9 %; 5 % is over 5 sigma.
   std::vector<std::uint64_t> owned(3);
@@ -66,13 +65,11 @@ TEST_CASE_FIXTURE(cluster_fixture,
                   "unavailable and the rest are exact") {
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
-  nodes[1].data_dir = fs.mountpoint() / "data";
-  nodes[1].read_keys = "timeout_ms = 600000\n";
+  victim_on(fs);
   const auto cluster = start(1);
   make_values(600);
   client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+  put_all(c);
 
   // Every read of a value: a sealed .bucket, or the .tmp of a bucket whose committed
   // records are served before the seal (group commit).
@@ -100,8 +97,7 @@ TEST_CASE_FIXTURE(cluster_fixture, "with replicas = 2 no key is lost when a node
   const auto cluster = start(2);
   make_values(600);
   client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+  put_all(c);
   const auto copies = held(c);
   CHECK(copies[0] + copies[1] + copies[2] == 2 * keys.size());
   REQUIRE(copies[0] > 0);  // the node about to die holds keys of its own

@@ -39,17 +39,6 @@ struct hostile_client : test::remote_system<remote_node_actor> {
   }
 };
 
-node_config published(const test::temp_dir& dir) {
-  auto config = test::private_node(dir.path());
-  config.node.listen = "127.0.0.1:0";
-  config.transfer.listen = "127.0.0.1:0";
-  config.read.arena_size = 64ull << 20;
-  config.read.arena_chunk = 64ull << 20;
-  config.read.readers = 1;
-  config.storage.seal_after_ms = 5;
-  return config;
-}
-
 // Built field by field: GCC 12 takes a braced one for uninitialized (-Wmaybe-uninitialized).
 get_into_request asking(const std::string& host, std::uint16_t port, keys names,
                         std::vector<value_placement> where) {
@@ -71,7 +60,7 @@ TEST_SUITE("service") {
 
 TEST_CASE_FIXTURE(test::node_leaks, "a hostile get_into is refused by field or fails per key and the node keeps serving") {
   test::temp_dir dir;
-  node n{published(dir)};
+  node n{test::published_node(dir.path())};
   for (const auto& s : n.put({"small", "big"}, {"1", std::string(70000, 'b')}).get())
     REQUIRE(s.ok());
   hostile_client peer{n.listen_port()};

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,24 @@ using namespace std::chrono_literals;
 constexpr std::initializer_list<std::size_t> kv_sizes = {1, 4096, 70000, 300000, 1887436};
 
 struct get_into_fixture : test::cluster_fixture {
+  std::optional<client> user;
+  std::optional<test::caller_memory> memory;  // a buffer per key, registered with `user`
+
   // A buffer per key, as large as its value.
   std::vector<std::size_t> buffer_sizes() const {
     std::vector<std::size_t> out;
     for (const auto& v : values) out.push_back(v.size());
     return out;
+  }
+
+  // `count` KV-sized values put on the nodes, and `user` ready to get them into `memory`.
+  client& loaded(const cluster_section& cluster, std::size_t count) {
+    make_values(count, kv_sizes);
+    user.emplace(cluster);
+    put_all(*user);
+    memory.emplace(buffer_sizes(), 0, 0);
+    user->register_memory(memory->base(), memory->size());
+    return *user;
   }
 
   // Every node's arena has every extent back: no lease left out after the transfers.
@@ -46,11 +60,9 @@ TEST_SUITE("cluster") {
 TEST_CASE_FIXTURE(get_into_fixture,
                   "get_into from three nodes lands exact bytes in request order in registered "
                   "memory and a buffer too small is too_large for its key alone and no extent leaks") {
-  const auto cluster = start(1);
   make_values(60, kv_sizes);
-  client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+  client c{start(1)};
+  put_all(c);
   std::vector<std::size_t> owned(3);
   for (const auto& k : keys) ++owned[c.placed().owner(k)];
   for (auto n : owned) REQUIRE(n > 0);  // the batch spans every node
@@ -111,20 +123,13 @@ TEST_CASE_FIXTURE(get_into_fixture,
                   "others land exact") {
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
-  nodes[1].data_dir = fs.mountpoint() / "data";
-  nodes[1].read_keys = "timeout_ms = 600000\n";
-  const auto cluster = start(1);
-  make_values(60, kv_sizes);
-  client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
-  test::caller_memory memory{buffer_sizes(), 0, 0};
-  c.register_memory(memory.base(), memory.size());
+  victim_on(fs);
+  auto& c = loaded(start(1), 60);
 
   const auto rule = fs.add("op=read fault=freeze");
   std::vector<std::size_t> sizes;
   auto batch =
-    std::async(std::launch::async, [&] { return c.get_into(keys, memory.buffers(), sizes); });
+    std::async(std::launch::async, [&] { return c.get_into(keys, memory->buffers(), sizes); });
   REQUIRE(test::eventually([&] { return fs.held(rule) > 0; }));
   const auto killed = std::chrono::steady_clock::now();
   nodes[1].kill();
@@ -139,7 +144,7 @@ TEST_CASE_FIXTURE(get_into_fixture,
       continue;
     }
     REQUIRE_MESSAGE(got[k].ok(), keys[k] << ": " << to_string(got[k]));
-    CHECK(memory.holds(k, values[k]));
+    CHECK(memory->holds(k, values[k]));
   }
   CHECK(unavailable > 0);
   fs.clear();
@@ -151,20 +156,13 @@ TEST_CASE_FIXTURE(get_into_fixture,
 
 TEST_CASE_FIXTURE(get_into_fixture,
                   "with replicas = 2 get_into finds every key when a node is dead") {
-  const auto cluster = start(2);
-  make_values(30, kv_sizes);
-  client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
-  test::caller_memory memory{buffer_sizes(), 0, 0};
-  c.register_memory(memory.base(), memory.size());
-
+  auto& c = loaded(start(2), 30);
   nodes[0].kill();
   std::vector<std::size_t> sizes;
-  const auto got = c.get_into(keys, memory.buffers(), sizes);
+  const auto got = c.get_into(keys, memory->buffers(), sizes);
   for (std::size_t k = 0; k < keys.size(); ++k) {
     REQUIRE_MESSAGE(got[k].ok(), keys[k] << ": " << to_string(got[k]));
-    CHECK(memory.holds(k, values[k]));
+    CHECK(memory->holds(k, values[k]));
   }
 }
 

@@ -245,6 +245,9 @@ size_figures bench_size(const bench_e2e_options& o, std::uint64_t size,
   const auto data_dir = dir / "one" / "node-0" / "data";
   const auto depth = node_depth();
   await_sealed(data_dir);
+  // Untimed: each node connects to the client's transfer host on its first get_into.
+  for (auto* c : {&one, three ? &*three : nullptr})
+    if (c) e2e_round(*c->user, {keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(per_batch)}, buffers, size, crcs);
   progress shown{"bench e2e " + std::to_string(size), "runs", o.runs};
   for (unsigned run = 0; run < o.runs; ++run) {
     std::vector<std::string> batch = keys;

@@ -12,20 +12,12 @@
 #include <vector>
 
 #include <caf/fwd.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 
-#include "messages/type_ids.hpp"
+#include "messages/service.hpp"
 
 namespace spillway {
 
 class transfer_engine;
-
-// connect(host, control port, segments the request names) -> the route's index, or an
-// error that names the host and why it cannot be reached.
-using client_routes_actor = caf::typed_actor<
-  caf::replies_to<caf::connect_atom, std::string, std::uint16_t,
-                  std::vector<std::uint64_t>>::with<std::uint32_t>>;
 
 // Spawned linked to `parent`, detached: it goes when the service does.
 client_routes_actor spawn_client_routes(caf::local_actor* parent,

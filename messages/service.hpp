@@ -129,6 +129,13 @@ using remote_node_actor = caf::typed_actor<
 using service_actor = node_actor::extend_with<remote_node_actor>::extend<
   caf::replies_to<caf::close_atom>::with<caf::ok_atom>>;
 
+// Inside the node, for get_into (actors/client_routes.hpp): connect(host, control port,
+// the segments a request names) -> the index of the route to that client's transfer
+// host, or an error that names the host and why it cannot be reached.
+using client_routes_actor = caf::typed_actor<
+  caf::replies_to<caf::connect_atom, std::string, std::uint16_t,
+                  std::vector<std::uint64_t>>::with<std::uint32_t>>;
+
 // A client's link to one node (actors/node_link.cpp): the node's remote interface,
 // answered at once with request_receiver_down while the node is not connected, plus
 // connect(until_up): whether the node is connected, answered once the attempt under way

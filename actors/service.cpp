@@ -13,6 +13,8 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/client_routes.hpp"
+#include "actors/get_into.hpp"
 #include "actors/value_fetch.hpp"
 
 namespace spillway {
@@ -33,6 +35,7 @@ using ticket = std::shared_ptr<const std::shared_ptr<in_flight>>;
 struct service_state {
   service_context context;
   std::shared_ptr<in_flight> serving = std::make_shared<in_flight>();  // null once closing
+  client_routes_actor routes;  // spawned by the first get_into: a thread of its own
   static inline const char* name = "service";
 };
 
@@ -85,6 +88,31 @@ caf::error check_put(const std::vector<std::string>& keys,
     return refuse("put: values: " + std::to_string(bytes) + " bytes, over the " +
                   std::to_string(inline_bytes_max) + " one message may carry");
   return {};
+}
+
+// The request-wide bounds of a get_into: the values' sizes are checked per key later.
+caf::error check_get_into(const get_into_request& r) {
+  if (auto err = check_count("get_into", r.keys.size())) return err;
+  if (r.placements.size() != r.keys.size())
+    return refuse("get_into: " + std::to_string(r.keys.size()) + " keys but " +
+                  std::to_string(r.placements.size()) + " placements");
+  if (r.client.host.empty() || r.client.host.size() > transfer_host_max || r.client.port == 0)
+    return refuse("get_into: client: not a transfer host (host of 1 to " +
+                  std::to_string(transfer_host_max) + " bytes and a port other than 0)");
+  return {};
+}
+
+caf::result<get_into_reply> get_into(service_pointer self, get_into_request& request) {
+  auto t = admit(self);
+  if (!t) return closing("get_into");
+  if (auto err = check_get_into(request)) return err;
+  auto& st = self->state;
+  const auto& c = st.context;
+  if (!st.routes) st.routes = spawn_client_routes(self, c.transfer);
+  auto fetch = spawn_get_into(self, {c.ask_timeout, c.read_deadline, c.transfer, c.supervisor,
+                                     c.catalog, c.arena, st.routes});
+  return relay<get_into_reply>(self, std::move(t), c.read_deadline + c.ask_timeout, fetch,
+                               get_into_atom_v, std::move(request));
 }
 
 // Values too large to travel inline are refused per key; the writer takes the rest.
@@ -205,6 +233,7 @@ service_actor::behavior_type service(service_pointer self, service_context conte
       return relay<values_reply>(self, std::move(t), c.read_deadline + c.ask_timeout, fetch,
                                  values_atom_v, std::move(keys));
     },
+    [self](get_into_atom, get_into_request& request) { return get_into(self, request); },
     [self](exists_atom, std::vector<std::string>& keys) { return exists(self, keys); },
     [self](caf::delete_atom, std::vector<std::string>& keys) -> caf::result<std::uint64_t> {
       auto t = admit(self);

@@ -206,15 +206,17 @@ transfer_route transfer_engine::open_route(const std::string& host, std::uint16_
   return open_rdma_route(system_, transfer_, host, control_port, std::move(domain));
 }
 
+slicer_actor transfer_engine::slicer_for(const transfer_peer& peer) {
+  std::lock_guard lock{mutex_};
+  if (stopped_ || peer.route >= routes_.size()) return {};
+  return routes_[peer.route].pick();
+}
+
 std::future<std::vector<transfer_status>> transfer_engine::submit(
   const transfer_peer& peer, std::vector<transfer_request> requests) {
   auto answer = std::make_shared<batch_answer>(requests.size());
   auto result = answer->future();
-  slicer_actor slicer;
-  {
-    std::lock_guard lock{mutex_};
-    if (!stopped_ && peer.route < routes_.size()) slicer = routes_[peer.route].pick();
-  }
+  auto slicer = slicer_for(peer);
   if (!slicer) return result;  // answer's dtor settles it as unavailable
   // Hidden: a stopping node does not wait for it; its slicer answers it first.
   auto receiver = system_.spawn<caf::hidden>(batch_receiver, std::move(answer), slicer);

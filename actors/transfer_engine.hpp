@@ -56,6 +56,10 @@ public:
   std::future<std::vector<transfer_status>> submit(const transfer_peer& peer,
                                                    std::vector<transfer_request> requests);
 
+  // The slicer the next batch to `peer` goes to, for an actor that asks it itself
+  // (request/then) instead of waiting on submit's future; null once stopped.
+  slicer_actor slicer_for(const transfer_peer& peer);
+
   // What the routes' slicers answer to `stats`, summed, and the tcp server's refusals.
   // Zero before the first transfer; throws std::runtime_error when a slicer does not
   // answer.

@@ -27,14 +27,6 @@ void finish(fetch_pointer self) {
   self->quit();
 }
 
-// Sizes by key position from the catalog's answer; a key it lacks stays 0.
-std::vector<std::uint64_t> value_sizes(const resolve_reply& where, std::size_t keys) {
-  std::vector<std::uint64_t> sizes(keys, 0);
-  for (const auto& bucket : where.buckets)
-    for (const auto& r : bucket.records) sizes[r.key_index] = r.value_size;
-  return sizes;
-}
-
 // Decides which keys this reply answers and which of them are read: a value over
 // inline_value_max is too_large unread; missing ones are read too, to be named.
 std::vector<std::string> plan(fetch_state& st, std::vector<std::string>& keys,
@@ -52,9 +44,8 @@ std::vector<std::string> plan(fetch_state& st, std::vector<std::string>& keys,
   st.reply.values.resize(answered);
   std::vector<std::string> read;
   for (std::uint32_t k = 0; k < answered; ++k) {
-    if (keys[k].empty()) st.reply.status[k] = {key_error::bad_key, 0};
-    else if (sizes[k] > inline_value_max || keys[k].size() > bucket_format::max_key_size)
-      st.reply.status[k] = {key_error::too_large, 0};
+    if (const auto s = check_key(keys[k]); !s.ok()) st.reply.status[k] = s;
+    else if (sizes[k] > inline_value_max) st.reply.status[k] = {key_error::too_large, 0};
     else {
       read.push_back(std::move(keys[k]));
       st.read_positions.push_back(k);
@@ -109,6 +100,20 @@ value_fetch_actor::behavior_type value_fetch(fetch_pointer self, fetch_context c
 }
 
 }  // namespace
+
+std::vector<std::uint64_t> value_sizes(const resolve_reply& where, std::size_t keys) {
+  std::vector<std::uint64_t> sizes(keys, 0);
+  for (const auto& bucket : where.buckets)
+    for (const auto& r : bucket.records)
+      if (r.key_index < keys) sizes[r.key_index] = r.value_size;
+  return sizes;
+}
+
+key_status check_key(const std::string& key) {
+  if (key.empty()) return {key_error::bad_key, 0};
+  if (key.size() > bucket_format::max_key_size) return {key_error::too_large, 0};
+  return {};
+}
 
 value_fetch_actor spawn_value_fetch(caf::local_actor* parent, fetch_context context) {
   return parent->spawn<caf::linked>(value_fetch, std::move(context));

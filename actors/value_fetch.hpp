@@ -28,6 +28,13 @@ struct fetch_context {  // durations first, as service_context
   arena_actor arena;
 };
 
+// Sizes by key position from the catalog's answer; a key it lacks stays 0.
+std::vector<std::uint64_t> value_sizes(const resolve_reply& where, std::size_t keys);
+
+// Why no node could read `key` (bad_key: empty, too_large: over the format's bound),
+// or ok.
+key_status check_key(const std::string& key);
+
 // Spawned linked to `parent`: the fetch goes when the service does.
 value_fetch_actor spawn_value_fetch(caf::local_actor* parent, fetch_context context);
 

@@ -1,8 +1,9 @@
 // A node as a service to other processes (README "Running a cluster"): what a remote
 // client asks of the actor published on node.listen, and what the client's link to one
 // node (actors/node_link.cpp) answers in its place, so both share one interface.
-// Values travel inside these messages, so every one is bounded below; larger values
-// are a per-key too_large until they are pulled through the transfer engine.
+// put and values carry their values inside the message, so every one is bounded below;
+// get_into carries none: the node writes each value into the client's registered
+// memory through its transfer engine (DESIGN.md "Across machines").
 #pragma once
 
 #include <cstddef>
@@ -56,6 +57,58 @@ typename Inspector::result_type inspect(Inspector& f, exists_reply& x) {
   return f(x.present, x.prefix);
 }
 
+// Where a client's transfer host listens (client::register_memory): the node connects
+// there once, keeps the route, and writes values into the client's segments.
+struct transfer_address {
+  std::string host;
+  std::uint16_t port = 0;  // the transfer host's control port
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, transfer_address& x) {
+  return f(x.host, x.port);
+}
+
+// Where one value goes: `capacity` bytes at `offset` in segment `segment` of the
+// client's transfer host.
+struct value_placement {
+  std::uint64_t segment = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t capacity = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, value_placement& x) {
+  return f(x.segment, x.offset, x.capacity);
+}
+
+// A host name longer than this is refused: DNS names stop at 253.
+constexpr std::size_t transfer_host_max = 255;
+
+// get_into(request): keys[i]'s value written at placements[i].
+struct get_into_request {
+  transfer_address client;
+  std::vector<std::string> keys;
+  std::vector<value_placement> placements;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_into_request& x) {
+  return f(x.client, x.keys, x.placements);
+}
+
+// A status per key, and its value's size where the node knows it: ok (the value is in
+// place) and too_large (the placement's capacity is below it).
+struct get_into_reply {
+  std::vector<key_status> status;
+  std::vector<std::uint64_t> sizes;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_into_reply& x) {
+  return f(x.status, x.sizes);
+}
+
 // put(keys, values): one status per key, once sealed and synced (a value over
 // inline_value_max: too_large). delete(keys): how many were present. report: the
 // node's figures. A request over the bounds fails whole with an error that names the
@@ -64,6 +117,7 @@ using remote_node_actor = caf::typed_actor<
   caf::replies_to<caf::put_atom, std::vector<std::string>, std::vector<std::string>>::with<
     put_reply>,
   caf::replies_to<values_atom, std::vector<std::string>>::with<values_reply>,
+  caf::replies_to<get_into_atom, get_into_request>::with<get_into_reply>,
   caf::replies_to<exists_atom, std::vector<std::string>>::with<exists_reply>,
   caf::replies_to<caf::delete_atom, std::vector<std::string>>::with<std::uint64_t>,
   caf::replies_to<report_atom>::with<node_report>>;
@@ -74,6 +128,13 @@ using remote_node_actor = caf::typed_actor<
 // is sealed, and ok comes once every remote request taken before is answered.
 using service_actor = node_actor::extend_with<remote_node_actor>::extend<
   caf::replies_to<caf::close_atom>::with<caf::ok_atom>>;
+
+// Inside the node, for get_into (actors/client_routes.hpp): connect(host, control port,
+// the segments a request names) -> the index of the route to that client's transfer
+// host, or an error that names the host and why it cannot be reached.
+using client_routes_actor = caf::typed_actor<
+  caf::replies_to<caf::connect_atom, std::string, std::uint16_t,
+                  std::vector<std::uint64_t>>::with<std::uint32_t>>;
 
 // A client's link to one node (actors/node_link.cpp): the node's remote interface,
 // answered at once with request_receiver_down while the node is not connected, plus

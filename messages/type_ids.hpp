@@ -34,6 +34,9 @@ struct reader_stats;
 struct resolve_reply;
 struct values_reply;
 struct exists_reply;
+struct get_into_request;
+struct get_into_reply;
+struct value_placement;
 struct bucket_records;
 struct caller_values;
 struct rdma_qp_info;
@@ -67,6 +70,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, report_atom, "report")
   CAF_ADD_ATOM(spillway, spillway, commit_atom, "commit")
   CAF_ADD_ATOM(spillway, spillway, sealed_atom, "sealed")
+  CAF_ADD_ATOM(spillway, spillway, get_into_atom, "getinto")
   CAF_ADD_TYPE_ID(spillway, (spillway::reader_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::node_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::put_reply))
@@ -96,4 +100,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::values_reply))
   CAF_ADD_TYPE_ID(spillway, (spillway::exists_reply))
   CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::read_target>))
+  CAF_ADD_TYPE_ID(spillway, (spillway::get_into_request))
+  CAF_ADD_TYPE_ID(spillway, (spillway::get_into_reply))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::value_placement>))
 CAF_END_TYPE_ID_BLOCK(spillway)

@@ -91,6 +91,23 @@ void bind_store(py::class_<Store>& c) {
         py::arg("keys"), py::arg("targets"),
         "Reads keys[i] into targets[i] (writable memory, as for put); (statuses, sizes). "
         "A target smaller than its value gives too_large and the value's size.")
+   .def("register_memory",
+        [](Store& s, std::uintptr_t pointer, std::uint64_t size) {
+          if (pointer == 0) throw py::value_error("pointer: null");
+          if (size == 0) throw py::value_error("size: 0");
+          py::gil_scoped_release released;
+          s.register_memory(reinterpret_cast<void*>(pointer), size);
+        },
+        py::arg("pointer"), py::arg("size"),
+        "Lets values land in [pointer, pointer + size) without a copy (Node: reads in "
+        "place; Client: nodes write them there, and get_into then takes targets there "
+        "only); the memory must stay valid until close.")
+   .def("unregister_memory",
+        [](Store& s, std::uintptr_t pointer) {
+          py::gil_scoped_release released;
+          s.unregister_memory(reinterpret_cast<void*>(pointer));
+        },
+        py::arg("pointer"))
    .def("exists",
         [](Store& s, const py::handle& keys) {
           auto k = keys_arg(keys);
@@ -134,22 +151,6 @@ PYBIND11_MODULE(_spillway, m) {
            }),
            py::arg("config") = py::none(),
            "config: a node.toml path, a dict of its tables, or None for the defaults.")
-      .def("register_memory",
-           [](node_store& s, std::uintptr_t pointer, std::uint64_t size) {
-             if (pointer == 0) throw py::value_error("pointer: null");
-             if (size == 0) throw py::value_error("size: 0");
-             py::gil_scoped_release released;
-             s.register_memory(reinterpret_cast<void*>(pointer), size);
-           },
-           py::arg("pointer"), py::arg("size"),
-           "Lets reads land in [pointer, pointer + size) without a copy through the "
-           "arena; the memory must stay valid until unregister_memory or close.")
-      .def("unregister_memory",
-           [](node_store& s, std::uintptr_t pointer) {
-             py::gil_scoped_release released;
-             s.unregister_memory(reinterpret_cast<void*>(pointer));
-           },
-           py::arg("pointer"))
       .def("metrics", &node_store::metrics, py::call_guard<py::gil_scoped_release>(),
            "The node's figures as Prometheus text.")
       .def("_bench_get_into",

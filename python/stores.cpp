@@ -105,6 +105,8 @@ std::vector<key_status> client_store::get_into(const std::vector<std::string>& k
                                                const spans& targets,
                                                std::vector<std::size_t>& sizes) {
   check_lengths("targets", keys.size(), targets.size());
+  if (registered_ > 0)
+    return with_client([&](spillway::client& c) { return c.get_into(keys, targets, sizes); });
   auto values = get(keys);
   std::vector<key_status> statuses(keys.size());
   sizes.assign(keys.size(), 0);
@@ -116,6 +118,16 @@ std::vector<key_status> client_store::get_into(const std::vector<std::string>& k
     else std::memcpy(targets[k].data(), values[k].value.data(), values[k].value.size());
   }
   return statuses;
+}
+
+void client_store::register_memory(void* base, std::uint64_t length) {
+  with_client([&](spillway::client& c) { c.register_memory(base, length); });
+  ++registered_;
+}
+
+void client_store::unregister_memory(void* base) {
+  with_client([&](spillway::client& c) { c.unregister_memory(base); });
+  --registered_;
 }
 
 std::vector<std::uint8_t> client_store::exists(const std::vector<std::string>& keys) {

@@ -4,6 +4,7 @@
 // as node and client are, and stop() waits for the calls in flight.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <chrono>
 #include <memory>
@@ -52,9 +53,13 @@ public:
 
   std::vector<key_status> put(const std::vector<std::string>& keys, const spans& values);
   std::vector<read_value> get(const std::vector<std::string>& keys);
-  // Values arrive inside messages; this copies each into its target.
+  // Once memory is registered, client::get_into: the nodes write each value into its
+  // target, which must lie in registered memory. Before, values arrive inside messages
+  // and are copied into their targets.
   std::vector<key_status> get_into(const std::vector<std::string>& keys, const spans& targets,
                                    std::vector<std::size_t>& sizes);
+  void register_memory(void* base, std::uint64_t length);
+  void unregister_memory(void* base);
   std::vector<std::uint8_t> exists(const std::vector<std::string>& keys);
   std::uint64_t remove(const std::vector<std::string>& keys);
   std::size_t await_connected(std::chrono::milliseconds limit);
@@ -66,6 +71,7 @@ private:
 
   std::shared_mutex lock_;
   std::unique_ptr<spillway::client> client_;
+  std::atomic<std::size_t> registered_{0};  // regions registered with client_
 };
 
 }  // namespace spillway::python

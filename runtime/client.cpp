@@ -5,18 +5,25 @@
 // waits for a dead node.
 #include "runtime/client.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <future>
+#include <mutex>
 #include <stdexcept>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/network/multiplexer.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "actors/node_link.hpp"
+#include "actors/transfer_engine.hpp"
 #include "config/endpoint.hpp"
 #include "messages/service.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/storage/bucket_format.hpp"
+#include "runtime/storage/printable_key.hpp"
 
 namespace spillway {
 namespace {
@@ -60,6 +67,18 @@ struct key_walk {
   }
 };
 
+// One node's answer about a key in a look-up: found, or a miss that moves the key on
+// to its next owner. Whether it was found.
+bool settle(key_walk& w, const key_status& s) {
+  if (s.ok()) {
+    w.found = w.done = true;
+    return true;
+  }
+  w.failed(s);
+  ++w.next;
+  return false;
+}
+
 // What a failed request means for each of its keys.
 key_status status_of(const caf::error& err) {
   if (err == caf::sec::request_timeout) return {key_error::timeout, 0};
@@ -86,8 +105,9 @@ void add_requests(std::vector<node_request>& out, std::uint32_t node, const posi
   if (!current.keys.empty()) out.push_back(std::move(current));
 }
 
-std::vector<std::string> pick(const std::vector<std::string>& all, const positions& keys) {
-  std::vector<std::string> out;
+template <class T>
+std::vector<T> pick(const std::vector<T>& all, const positions& keys) {
+  std::vector<T> out;
   out.reserve(keys.size());
   for (auto k : keys) out.push_back(all[k]);
   return out;
@@ -101,16 +121,54 @@ key_status local_check(const std::string& key, std::uint64_t value_size) {
   return {};
 }
 
+// CAF 0.17 queues a published port's acceptor for its network loop and applies the
+// queue after the loop's next wake-up; an unpublish queued before then cancels the add
+// in the queue, the acceptor never leaves the loop it never entered, and its socket
+// stays open for good (seen: 1 client in 8 that registered and went at once). One
+// runnable posted to the loop and run means the add was applied.
+void await_network_turn(caf::actor_system& system) {
+  std::promise<void> turned;
+  system.middleman().backend().post([&turned] { turned.set_value(); });
+  turned.get_future().wait();
+}
+
+// Memory registered for get_into: a segment of the client's transfer host.
+struct registered_memory {
+  std::uint64_t base = 0;
+  std::uint64_t length = 0;
+  std::uint64_t segment = 0;
+
+  bool holds(std::uint64_t address, std::uint64_t size) const {
+    return address >= base && size <= length && address - base <= length - size;
+  }
+};
+
 }  // namespace
 
 struct client::impl {
   cluster_section cluster;
+  transfer_section transfer_settings;
   placement placed;
   caf::actor_system_config caf_config;  // outlives the system, which keeps a reference
   std::unique_ptr<caf::actor_system> system;
   std::vector<node_link_actor> links;
+  std::unique_ptr<transfer_engine> transfer;  // the transfer host nodes write values to
+  std::mutex memory_lock;                     // callers may register from any thread
+  std::vector<registered_memory> memory;
+  transfer_address address;  // set by the first register_memory
 
-  explicit impl(const cluster_section& c) : cluster(c), placed(c.nodes) {}
+  impl(const cluster_section& c, transfer_section t)
+    : cluster(c), transfer_settings(std::move(t)), placed(c.nodes) {}
+
+  // Where keys[k]'s buffer lies in the registered memory; caller holds memory_lock.
+  value_placement place(const std::string& key, std::span<std::byte> buffer) const {
+    const auto at = reinterpret_cast<std::uint64_t>(buffer.data());
+    for (const auto& m : memory)
+      if (m.holds(at, buffer.size())) return {m.segment, at - m.base, buffer.size()};
+    throw std::invalid_argument("get_into: key \"" + printable_key(key) + "\": its buffer (" +
+                                std::to_string(buffer.size()) +
+                                " bytes) is not inside memory registered with register_memory");
+  }
 
   // A link answers within request_timeout_ms; this only bounds a lost answer.
   std::chrono::milliseconds wait() const {
@@ -120,6 +178,17 @@ struct client::impl {
   std::vector<key_walk> walks(const std::vector<std::string>& keys) const {
     std::vector<key_walk> out(keys.size());
     for (std::size_t k = 0; k < keys.size(); ++k) out[k].rank = placed.rank(keys[k]);
+    return out;
+  }
+
+  // A read's walks: keys no node could read are settled here, unasked.
+  std::vector<key_walk> read_walks(const std::vector<std::string>& keys) const {
+    auto out = walks(keys);
+    for (std::size_t k = 0; k < keys.size(); ++k)
+      if (const auto s = local_check(keys[k], 0); !s.ok()) {
+        out[k].failed(s);
+        out[k].done = true;
+      }
     return out;
   }
 
@@ -162,15 +231,22 @@ struct client::impl {
   }
 };
 
-client::client(const cluster_section& cluster) {
+transfer_section client_transfer_defaults() {
+  transfer_section t;
+  t.listen = "127.0.0.1:0";
+  return t;
+}
+
+client::client(const cluster_section& cluster, transfer_section transfer) {
   if (cluster.replicas > cluster.nodes.size())
     throw std::invalid_argument("cluster.replicas = " + std::to_string(cluster.replicas) +
                                 " but cluster.nodes lists " +
                                 std::to_string(cluster.nodes.size()) + " nodes");
-  impl_ = std::make_unique<impl>(cluster);
+  impl_ = std::make_unique<impl>(cluster, std::move(transfer));
   auto& i = *impl_;
   configure_actor_system(i.caf_config, 2);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
+  i.transfer = std::make_unique<transfer_engine>(*i.system, i.transfer_settings, fault_section{});
   for (const auto& n : cluster.nodes) {
     const auto where = parse_endpoint(n);  // validated by the config loader
     if (!where) throw std::invalid_argument("cluster.nodes: \"" + n + "\" is not host:port");
@@ -184,6 +260,7 @@ client::client(const cluster_section& cluster) {
 
 client::~client() {
   auto& i = *impl_;
+  i.transfer.reset();  // its host and server, while the actor system runs
   for (auto& l : i.links) caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
   i.links.clear();
   i.system.reset();
@@ -239,13 +316,8 @@ std::vector<key_status> client::put(const std::vector<std::string>& keys,
 
 std::vector<read_value> client::get(const std::vector<std::string>& keys) {
   auto& i = *impl_;
-  auto walk = i.walks(keys);
+  auto walk = i.read_walks(keys);
   std::vector<read_value> out(keys.size());
-  for (std::size_t k = 0; k < keys.size(); ++k)
-    if (const auto s = local_check(keys[k], 0); !s.ok()) {
-      walk[k].failed(s);
-      walk[k].done = true;
-    }
   i.look_up<values_reply>(
     walk,
     [&](caf::scoped_actor& self, const node_link_actor& link, const positions& ks) {
@@ -255,19 +327,76 @@ std::vector<read_value> client::get(const std::vector<std::string>& keys) {
       // Keys past `answered` did not fit in the reply: the same node, next round.
       const std::size_t answered = reply ? std::min<std::size_t>(reply->answered, r.keys.size())
                                          : r.keys.size();
-      for (std::size_t j = 0; j < answered; ++j) {
-        auto& w = walk[r.keys[j]];
-        const auto s = reply ? reply->status.at(j) : status_of(err);
-        if (s.ok() && reply) {  // ok comes only with a reply; said, for GCC 12's bounds check
-          w.found = w.done = true;
+      for (std::size_t j = 0; j < answered; ++j)
+        // ok comes only with a reply; said, for GCC 12's bounds check
+        if (settle(walk[r.keys[j]], reply ? reply->status.at(j) : status_of(err)) && reply)
           out[r.keys[j]].value = std::move(reply->values.at(j));
-          continue;
-        }
-        w.failed(s);
-        ++w.next;
-      }
     });
   for (std::size_t k = 0; k < keys.size(); ++k) out[k].status = walk[k].outcome();
+  return out;
+}
+
+void client::register_memory(void* base, std::uint64_t length) {
+  auto& i = *impl_;
+  const auto at = reinterpret_cast<std::uint64_t>(base);
+  std::uint64_t end = 0;
+  if (length == 0 || __builtin_add_overflow(at, length, &end))
+    throw std::invalid_argument("register_memory: an empty or wrapping region");
+  std::lock_guard lock{i.memory_lock};
+  for (const auto& m : i.memory)
+    if (at < m.base + m.length && m.base < end)
+      throw std::invalid_argument("register_memory: the region overlaps one registered before");
+  const auto segment = i.transfer->register_segment(base, length);  // starts the host
+  if (i.address.port == 0) {
+    await_network_turn(*i.system);
+    i.address = {parse_endpoint(i.transfer_settings.listen)->host, i.transfer->control_port()};
+  }
+  i.memory.push_back({at, length, segment.id});
+}
+
+void client::unregister_memory(void* base) {
+  auto& i = *impl_;
+  std::lock_guard lock{i.memory_lock};
+  const auto at = reinterpret_cast<std::uint64_t>(base);
+  const auto it = std::find_if(i.memory.begin(), i.memory.end(),
+                               [at](const registered_memory& m) { return m.base == at; });
+  if (it == i.memory.end())
+    throw std::invalid_argument("unregister_memory: no registered region starts there");
+  i.memory.erase(it);
+}
+
+std::vector<key_status> client::get_into(const std::vector<std::string>& keys,
+                                         const std::vector<std::span<std::byte>>& buffers,
+                                         std::vector<std::size_t>& sizes) {
+  if (keys.size() != buffers.size())
+    throw std::invalid_argument("get_into: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(buffers.size()) + " buffers");
+  auto& i = *impl_;
+  std::vector<value_placement> where;
+  transfer_address address;
+  {
+    std::lock_guard lock{i.memory_lock};
+    for (std::size_t k = 0; k < keys.size(); ++k) where.push_back(i.place(keys[k], buffers[k]));
+    address = i.address;
+  }
+  auto walk = i.read_walks(keys);
+  sizes.assign(keys.size(), 0);
+  i.look_up<get_into_reply>(
+    walk,
+    [&](caf::scoped_actor& self, const node_link_actor& link, const positions& ks) {
+      return self->request(link, i.wait(), get_into_atom_v,
+                           get_into_request{address, pick(keys, ks), pick(where, ks)});
+    },
+    [&](const node_request& r, get_into_reply* reply, const caf::error& err) {
+      for (std::size_t j = 0; j < r.keys.size(); ++j) {
+        const auto s = reply ? reply->status.at(j) : status_of(err);
+        if (reply && (s.ok() || s.error == key_error::too_large))
+          sizes[r.keys[j]] = reply->sizes.at(j);
+        settle(walk[r.keys[j]], s);
+      }
+    });
+  std::vector<key_status> out(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) out[k] = walk[k].outcome();
   return out;
 }
 
@@ -280,15 +409,10 @@ exists_result client::exists(const std::vector<std::string>& keys) {
       return self->request(link, i.wait(), exists_atom_v, pick(keys, ks));
     },
     [&](const node_request& r, exists_reply* reply, const caf::error& err) {
-      for (std::size_t j = 0; j < r.keys.size(); ++j) {
-        auto& w = walk[r.keys[j]];
-        if (reply && reply->present.at(j)) {
-          w.found = w.done = true;
-          continue;
-        }
-        w.failed(reply ? key_status{key_error::not_found, 0} : status_of(err));
-        ++w.next;
-      }
+      for (std::size_t j = 0; j < r.keys.size(); ++j)
+        settle(walk[r.keys[j]], !reply                  ? status_of(err)
+                                : reply->present.at(j) ? key_status{}
+                                                       : key_status{key_error::not_found, 0});
     });
   exists_result out;
   for (const auto& w : walk) out.present.push_back(w.found ? 1 : 0);

@@ -4,13 +4,18 @@
 // request per node at once and answers in the caller's order, one status per key.
 // A node that is down fails its keys as `unavailable` at once, not after
 // cluster.request_timeout_ms: the client watches each connection and reconnects in
-// the background. Values travel inside messages, so each is at most inline_value_max
-// (messages/service.hpp, 4 MiB); a larger one is too_large. Free of CAF, like node.hpp.
+// the background. put and get carry values inside messages, so each is at most
+// inline_value_max (messages/service.hpp, 4 MiB); a larger one is too_large. get_into
+// carries none: the client runs a transfer host of its own (transfer.listen, a free
+// port on 127.0.0.1 by default), its register_memory makes buffers segments of it,
+// and each node writes its values there through its transfer engine. Free of CAF,
+// like node.hpp.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,12 +39,18 @@ struct node_report_result {
   node_report report;
 };
 
+// The client's own transfer host: tcp on a free port of 127.0.0.1. Nodes connect to
+// transfer.listen's host, so off this machine it must name an address they reach.
+transfer_section client_transfer_defaults();
+
 class client {
 public:
-  // cluster.nodes, cluster.replicas, cluster.request_timeout_ms. Throws
+  // cluster.nodes, cluster.replicas, cluster.request_timeout_ms; `transfer` for the
+  // transfer host get_into needs (started by the first register_memory). Throws
   // std::invalid_argument naming the key when no node is listed, one is listed twice,
   // or replicas exceeds the nodes.
-  explicit client(const cluster_section& cluster);
+  explicit client(const cluster_section& cluster,
+                  transfer_section transfer = client_transfer_defaults());
   ~client();
   client(const client&) = delete;
   client& operator=(const client&) = delete;
@@ -55,6 +66,28 @@ public:
   // `replicas` answers the key is not_found, or unavailable if a node that may hold
   // it was down. Values are checked (length, crc32c) by the node that read them.
   std::vector<read_value> get(const std::vector<std::string>& keys);
+
+  // Memory that nodes may write values into (get_into): [base, base + length) becomes a
+  // segment of this client's transfer host, started by the first call. Throws
+  // std::invalid_argument for an empty region or one overlapping another, and
+  // std::runtime_error when the transfer host cannot start (transfer.listen taken).
+  void register_memory(void* base, std::uint64_t length);
+  // get_into refuses buffers in the region from then on. The transfer engine has no way
+  // to withdraw a segment yet, so peers can still reach it until the client is
+  // destroyed: keep the memory mapped until then. Throws std::invalid_argument when no
+  // region starts at `base`.
+  void unregister_memory(void* base);
+
+  // get(), each value written by its node straight into `buffers[i]`, which must lie in
+  // registered memory: the value never travels inside a message, nor is it copied on
+  // this side. `sizes[i]` gets the value's size, also for a buffer too small for it
+  // (too_large, that key alone). Owners are asked in order as get() asks them. A key
+  // that is not ok leaves its buffer's content undefined; one that timed out may still
+  // be written to later. Throws std::invalid_argument, naming the key, for a buffer
+  // outside registered memory, before any node is asked.
+  std::vector<key_status> get_into(const std::vector<std::string>& keys,
+                                   const std::vector<std::span<std::byte>>& buffers,
+                                   std::vector<std::size_t>& sizes);
 
   exists_result exists(const std::vector<std::string>& keys);
 

@@ -65,7 +65,7 @@ struct node::impl {
   meter_actor meter;
   service_actor service;                // what node.listen publishes
   std::vector<caf::actor> listeners;    // on_evicted callbacks
-  std::unique_ptr<transfer_engine> transfer;
+  std::shared_ptr<transfer_engine> transfer;  // shared with the service, for get_into
   std::uint16_t port = 0;
   std::unique_ptr<metrics_endpoint> metrics;  // node.metrics_listen
   std::mutex memory_lock;  // callers may register memory from any thread
@@ -298,7 +298,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
 
   configure_actor_system(i.caf_config, c.node.scheduler_threads);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
-  i.transfer = std::make_unique<transfer_engine>(*i.system, c.transfer, c.fault);
+  i.transfer = std::make_shared<transfer_engine>(*i.system, c.transfer, c.fault);
   i.catalog = spawn_catalog(*i.system, cataloging, std::move(recovered));
   // The catalog has loaded every recovered key once it answers. Asked before the arena
   // starts zeroing its pages, which would slow that load down (actors/arena.cpp).
@@ -324,7 +324,8 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
     },
     {i.catalog, i.writer, i.registrar, i.arena, i.meter});
   i.service = spawn_service(*i.system, {i.timeout(), i.put_deadline(), i.batch_deadline(),
-                                        i.supervisor, i.catalog, i.writer, i.arena, i.meter});
+                                        i.transfer, i.supervisor, i.catalog, i.writer, i.arena,
+                                        i.meter});
   try {
     if (!c.node.listen.empty()) i.port = publish(*i.system, i.service, c.node.listen);
     if (!c.node.metrics_listen.empty())
@@ -367,7 +368,8 @@ bool node::drain() {
 // the last reference to its actor, and the system waits for that thread.
 void node::stop_services() {
   auto& i = *impl_;
-  i.transfer.reset();  // its routes and services, before the actors are awaited
+  if (i.transfer) i.transfer->stop();  // its routes and services, before the actors are awaited
+  i.transfer.reset();
   for (auto a : {caf::actor_cast<caf::actor>(i.service), caf::actor_cast<caf::actor>(i.writer),
                  caf::actor_cast<caf::actor>(i.catalog), caf::actor_cast<caf::actor>(i.registrar),
                  caf::actor_cast<caf::actor>(i.arena), caf::actor_cast<caf::actor>(i.meter)})

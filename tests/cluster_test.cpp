@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/client.hpp"
+#include "tests/cluster_fixture.hpp"
 #include "tests/eventually.hpp"
 #include "tests/faultfs_mount.hpp"
 #include "tests/node_leaks.hpp"
@@ -23,72 +24,8 @@ namespace spillway {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr std::uint64_t seed = 14;
-// A put of a whole batch, then a get: the nodes are asked at once, so even on a shared
-// machine a batch answers in seconds. A dead node must fail far below this.
-constexpr std::uint64_t request_timeout_ms = 20000;
-
-struct cluster_fixture : test::node_leaks {
-  std::vector<test::serve_process> nodes = std::vector<test::serve_process>(3);
-  std::vector<std::string> keys;
-  std::vector<std::string> values;
-
-  cluster_section start(std::uint64_t replicas) {
-    cluster_section c;
-    for (auto& n : nodes) {
-      n.start();
-      c.nodes.push_back(n.address());
-    }
-    c.replicas = replicas;
-    c.request_timeout_ms = request_timeout_ms;
-    return c;
-  }
-
-  // Mixed sizes, from one byte to 70 KB.
-  void make_values(std::size_t count) {
-    constexpr std::size_t sizes[] = {1, 700, 4096, 20000, 70000};
-    for (std::size_t i = 0; i < count; ++i) {
-      keys.push_back(generated_key("kv/", i));
-      values.push_back(generated_value(sizes[i % 5], seed, keys.back()));
-    }
-  }
-
-  // Every key back with its exact value.
-  void check_exact(const std::vector<read_value>& got) const {
-    REQUIRE(got.size() == keys.size());
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      REQUIRE_MESSAGE(got[k].status.ok(), keys[k] << ": " << to_string(got[k].status));
-      REQUIRE(got[k].value == values[k]);
-    }
-  }
-
-  // With node `dead` gone: its keys unavailable, every other key exact; how many were its.
-  std::size_t check_dead(const client& c, const std::vector<read_value>& got,
-                         std::uint32_t dead) const {
-    std::size_t unavailable = 0;
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      if (c.placed().owner(keys[k]) == dead) {
-        CHECK(got[k].status == key_status{key_error::unavailable, 0});
-        ++unavailable;
-      } else {
-        REQUIRE_MESSAGE(got[k].status.ok(), keys[k] << ": " << to_string(got[k].status));
-        CHECK(got[k].value == values[k]);
-      }
-    }
-    return unavailable;
-  }
-
-  // Keys held by each node, as each node itself counts them.
-  static std::vector<std::uint64_t> held(client& c) {
-    std::vector<std::uint64_t> out;
-    for (const auto& r : c.stats()) {
-      CHECK_MESSAGE(r.error.empty(), r.node << ": " << r.error);
-      out.push_back(r.report.store.keys);
-    }
-    return out;
-  }
-};
+using test::cluster_fixture;
+using test::request_timeout_ms;
 
 TEST_SUITE("cluster") {
 
@@ -99,8 +36,7 @@ TEST_CASE_FIXTURE(cluster_fixture,
   const auto cluster = start(1);
   make_values(3000);
   client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+  put_all(c);
 
   // 3000 keys: a share's standard deviation is 0.9 %; 5 % is over 5 sigma.
   std::vector<std::uint64_t> owned(3);
@@ -129,13 +65,11 @@ TEST_CASE_FIXTURE(cluster_fixture,
                   "unavailable and the rest are exact" * doctest::test_suite("fault")) {
   test::faultfs_mount fs;
   if (!fs.usable()) return test::skip_test(fs.why());
-  nodes[1].data_dir = fs.mountpoint() / "data";
-  nodes[1].read_keys = "timeout_ms = 600000\n";
+  victim_on(fs);
   const auto cluster = start(1);
   make_values(600);
   client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+  put_all(c);
 
   // Every read of a value: a sealed .bucket, or the .tmp of a bucket whose committed
   // records are served before the seal (group commit).
@@ -163,8 +97,7 @@ TEST_CASE_FIXTURE(cluster_fixture, "with replicas = 2 no key is lost when a node
   const auto cluster = start(2);
   make_values(600);
   client c{cluster};
-  REQUIRE(c.await_connected(30s) == 3);
-  for (const auto& s : c.put(keys, values)) REQUIRE(s.ok());
+  put_all(c);
   const auto copies = held(c);
   CHECK(copies[0] + copies[1] + copies[2] == 2 * keys.size());
   REQUIRE(copies[0] > 0);  // the node about to die holds keys of its own

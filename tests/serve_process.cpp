@@ -16,7 +16,8 @@ void serve_process::start(std::uint16_t port) {
                                << "\"\n"
                                << storage_keys << "[read]\narena_size = \"64MiB\"\n"
                                << "arena_chunk = \"64MiB\"\nreaders = 1\n"
-                               << read_keys;
+                               << read_keys << "[transfer]\n"
+                               << transfer_keys;
   process_.emplace(std::vector<std::string>{SPILLWAY_BINARY, "serve", "-c", config_file()});
   REQUIRE_MESSAGE(process_->wait_for_stderr("serving", std::chrono::seconds(60)),
                   process_->err());

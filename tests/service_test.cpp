@@ -56,16 +56,6 @@ struct remote_service : test::remote_system<remote_node_actor> {
   }
 };
 
-node_config published(const test::temp_dir& dir) {
-  auto config = test::private_node(dir.path());
-  config.node.listen = "127.0.0.1:0";
-  config.read.arena_size = 64ull << 20;
-  config.read.arena_chunk = 64ull << 20;
-  config.read.readers = 1;
-  config.storage.seal_after_ms = 5;
-  return config;
-}
-
 // Sends `bytes` to the port on a connection of its own, as a port scanner or a confused
 // client would; true once the node has closed it, false if still open after 30 s.
 bool hung_up_after(std::uint16_t port, const std::string& bytes) {
@@ -88,7 +78,7 @@ TEST_SUITE("service") {
 TEST_CASE_FIXTURE(test::node_leaks,
                   "a remote put, values, exists, remove and report answer per key") {
   test::temp_dir dir;
-  node n{published(dir)};
+  node n{test::published_node(dir.path())};
   remote_service s{n.listen_port()};
   const std::string big(inline_value_max + 1, 'x');
   const auto put = s.ask<put_reply>(caf::put_atom_v, keys{"a", "", "big", "b"},
@@ -111,7 +101,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
 TEST_CASE_FIXTURE(test::node_leaks,
                   "a reply stops at what one message may carry and the rest is asked again") {
   test::temp_dir dir;
-  node n{published(dir)};
+  node n{test::published_node(dir.path())};
   remote_service s{n.listen_port()};
   keys names, values;
   for (int i = 0; i < 20; ++i) {  // 80 MiB in all, over inline_bytes_max
@@ -131,7 +121,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
 
 TEST_CASE_FIXTURE(test::node_leaks, "a remote request over the bounds is refused, naming the field") {
   test::temp_dir dir;
-  node n{published(dir)};
+  node n{test::published_node(dir.path())};
   remote_service s{n.listen_port()};
   const keys too_many(service_keys_max + 1, "k");
   CHECK(s.refusal(exists_atom_v, too_many).find("keys") != std::string::npos);
@@ -146,7 +136,7 @@ TEST_CASE_FIXTURE(test::node_leaks, "a remote request over the bounds is refused
 
 TEST_CASE_FIXTURE(test::node_leaks, "keys of 0 bytes and of 70 KB get their own error and the rest are served") {
   test::temp_dir dir;
-  node n{published(dir)};
+  node n{test::published_node(dir.path())};
   remote_service s{n.listen_port()};
   const std::string huge(70000, 'k');  // over bucket_format::max_key_size
   const auto put = s.ask<put_reply>(caf::put_atom_v, keys{"", huge, "a"}, keys{"1", "2", "3"});
@@ -167,7 +157,7 @@ TEST_CASE_FIXTURE(test::node_leaks, "keys of 0 bytes and of 70 KB get their own 
 // A raw socket, not a CAF peer: what a port scanner or a confused client sends.
 TEST_CASE_FIXTURE(test::node_leaks, "a peer sending garbage to the service port is dropped and the node keeps serving") {
   test::temp_dir dir;
-  node n{published(dir)};
+  node n{test::published_node(dir.path())};
   // Over one BASP header (32 bytes): a shorter one is waited for, holding nothing.
   CHECK(hung_up_after(n.listen_port(), "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
   CHECK(hung_up_after(n.listen_port(), std::string(4096, '\xff')));

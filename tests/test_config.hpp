@@ -16,4 +16,17 @@ inline node_config private_node(const std::filesystem::path& data_dir) {
   return config;
 }
 
+// A node other processes reach: node.listen and the transfer engine on free ports of
+// 127.0.0.1, a small arena read by one reader, puts sealed at once.
+inline node_config published_node(const std::filesystem::path& data_dir) {
+  auto config = private_node(data_dir);
+  config.node.listen = "127.0.0.1:0";
+  config.transfer.listen = "127.0.0.1:0";
+  config.read.arena_size = 64ull << 20;
+  config.read.arena_chunk = 64ull << 20;
+  config.read.readers = 1;
+  config.storage.seal_after_ms = 5;
+  return config;
+}
+
 }  // namespace spillway::test

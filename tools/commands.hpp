@@ -117,4 +117,19 @@ struct soak_options {
 };
 int run_soak(const soak_options& options);
 
+// `bench e2e` (tools/bench_e2e.cpp): serve children, a client's get_into against the
+// read and tcp limits.
+struct bench_e2e_options {
+  std::vector<std::uint64_t> object_sizes{1887436, 131072};
+  std::uint64_t dataset_bytes = 2ull << 30;   // per object size, on each cluster
+  std::uint64_t batch_bytes = 430000000;      // one get_into
+  std::uint64_t arena_bytes = 1ull << 30;     // each node's read.arena_size
+  unsigned nodes = 1;                         // 3: also the same batch from three nodes
+  unsigned runs = 5;
+  std::uint64_t seed = 1;
+  std::string json;
+  std::filesystem::path dir = "/var/tmp";
+};
+int run_bench_e2e(const bench_e2e_options& options);
+
 }  // namespace spillway

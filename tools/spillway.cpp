@@ -212,6 +212,22 @@ int main(int argc, char** argv) {
   bench_transfer->add_option("--case", transfer_opts.cases, "Only these rows: 200MB/5000, ...");
   bench_transfer->add_option("--transport", transfer_opts.transports, "Only these: local, tcp")
     ->check(CLI::IsMember({"local", "tcp"}));
+  spillway::bench_e2e_options e2e_opts;
+  auto* bench_e2e = bench->add_subcommand("e2e", "get_into from serve children over tcp");
+  bench_e2e->add_option("--object-size", e2e_opts.object_sizes, "Value bytes, each a table")
+    ->transform(size_text);
+  bench_e2e->add_option("--dataset", e2e_opts.dataset_bytes, "Bytes written per object size")
+    ->transform(size_text);
+  bench_e2e->add_option("--batch", e2e_opts.batch_bytes, "Bytes per get_into")
+    ->transform(size_text);
+  bench_e2e->add_option("--arena", e2e_opts.arena_bytes, "read.arena_size of each node")
+    ->transform(size_text);
+  bench_e2e->add_option("--nodes", e2e_opts.nodes, "3: the same batch from three nodes too")
+    ->check(CLI::IsMember({1, 3}));
+  bench_e2e->add_option("--runs", e2e_opts.runs, "Interleaved runs (median)")
+    ->check(CLI::PositiveNumber);
+  bench_e2e->add_option("--json", e2e_opts.json, "Also write the figures here");
+  bench_e2e->add_option("--dir", e2e_opts.dir, "Where the nodes' data goes (default /var/tmp)");
   spillway::transfer_peer_options peer_opts;
   auto* peer = app.add_subcommand("transfer-peer", "Serve one segment over tcp (tests, bench)");
   peer->add_option("--segment-size", peer_opts.segment_size, "Segment bytes: 64MiB, 1GiB, ...")
@@ -257,6 +273,7 @@ int main(int argc, char** argv) {
     if (*bench_store) return spillway::run_bench_store(store_opts);
     if (*bench_read) return plotted(spillway::run_bench_read, read_opts, plot);
     if (*bench_transfer) return plotted(spillway::run_bench_transfer, transfer_opts, plot);
+    if (*bench_e2e) return spillway::run_bench_e2e(e2e_opts);
     if (*peer) return spillway::run_transfer_peer(load(source), peer_opts);
     if (*soak) return spillway::run_soak(soak_opts);
     return 0;

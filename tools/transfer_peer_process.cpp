@@ -1,16 +1,13 @@
 #include "tools/transfer_peer_process.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <stdexcept>
-#include <utility>
+#include <string>
 #include <vector>
 
-extern char** environ;
+#include "tools/self_spawn.hpp"
 
 namespace spillway::bench {
 namespace {
@@ -33,27 +30,10 @@ int stop_peer(pid_t pid) {
 
 transfer_peer_process::transfer_peer_process(const std::string& segment_size,
                                              const std::string& config) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-  stderr_fd_.reset(out[0]);
-  unique_fd child_stderr{out[1]};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, child_stderr.get(), 2);  // its stderr: the ready line
-  std::vector<std::string> args{"/proc/self/exe", "transfer-peer", "--segment-size",
-                                segment_size};
+  std::vector<std::string> args{"transfer-peer", "--segment-size", segment_size};
   if (!config.empty()) args.insert(args.end(), {"-c", config});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  child_stderr.reset();  // the child holds the only write end now: its exit ends our read
-  std::string line;  // read byte by byte: nothing past the ready line is consumed
-  for (char c = 0; rc == 0 && line.find('\n') == std::string::npos;) {
-    if (::read(stderr_fd_.get(), &c, 1) != 1) break;
-    line.push_back(c);
-  }
+  pid_ = spawn_self(args, stderr_fd_);
+  const auto line = read_line(stderr_fd_.get());  // the ready line
   if (line.find("ready") == std::string::npos) {
     stop_peer(pid_);  // a throwing constructor gets no destructor call
     throw std::runtime_error("transfer-peer did not start: " + line);

@@ -2,46 +2,11 @@
 port: an MLA model at tp_size 2, rank 0 writing what rank 1 reads (DeepSeek-V3 pages
 are over a message's 4 MiB, so each goes as two values), and an MHA model."""
 
-import os
-import re
-import subprocess
-import threading
-
 import pytest
 import torch
 
 from host_pool import HostPool, StorageConfig
 from spillway.sglang import SpillwayStore
-
-
-@pytest.fixture
-def serve(data_dir):
-    binary = os.environ.get("SPILLWAY_BINARY")
-    if not binary or not os.access(binary, os.X_OK):
-        pytest.skip("SPILLWAY_BINARY does not name the spillway binary (ctest sets it)")
-    config = os.path.join(data_dir, "node.toml")
-    with open(config, "w") as f:
-        f.write(f'[node]\nlisten = "127.0.0.1:0"\n[storage]\ndata_dir = "{data_dir}/data"\n'
-                'seal_after_ms = 5\n[read]\nreaders = 1\narena_size = "128MiB"\n'
-                'arena_chunk = "128MiB"\n')
-    process = subprocess.Popen([binary, "serve", "-c", config], stderr=subprocess.PIPE,
-                               text=True)
-    port, log = None, []
-    for line in process.stderr:  # ends if the process dies before it serves
-        log.append(line)
-        found = re.search(r"listening on port (\d+)", line)
-        port = int(found.group(1)) if found else port
-        if "serving" in line:
-            break
-    assert port, "".join(log)
-    # Drained from now on, so that the node never blocks on a full pipe.
-    drain = threading.Thread(target=process.stderr.read)
-    drain.start()
-    yield f"127.0.0.1:{port}"
-    process.terminate()
-    assert process.wait(timeout=60) == 0
-    drain.join()
-    process.stderr.close()
 
 
 def client_store(address, mla, rank, tp_size, pages):

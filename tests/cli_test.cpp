@@ -178,6 +178,33 @@ TEST_CASE("gen writes through the put path and inspect --verify finds every reco
   CHECK(got.out == generated_value(48 << 10, 9, "gen-0000000007"));
 }
 
+// DESIGN.md's "io_uring unavailable": the kernel itself refuses io_uring_setup (ENOSYS,
+// as on a kernel built without it or a container whose seccomp profile blocks it), and
+// the readers read with pread. The same data is written and read back exact under it.
+TEST_CASE("a kernel that refuses io_uring leaves the readers on pread and the bytes exact" *
+          doctest::test_suite("fault")) {
+  if (std::string{SPILLWAY_DENY_SYSCALL_BINARY}.empty())
+    return test::skip_test("spillway-deny-syscall not built (Debian: libseccomp-dev)");
+  test::temp_dir dir;
+  const auto data = (dir.path() / "data").string();
+  auto denied = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {SPILLWAY_DENY_SYSCALL_BINARY, "io_uring_setup", "ENOSYS", "--",
+                               SPILLWAY_BINARY});
+    return test::run_command(args);
+  };
+  const auto gen = denied({"gen", "--count", "30", "--size", "48KiB", "--seed", "9",
+                           "--data-dir", data});
+  REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
+  const auto got = denied({"get", "gen-0000000007", "--data-dir", data});
+  CHECK(got.exit_code == 0);
+  CHECK(got.out == generated_value(48 << 10, 9, "gen-0000000007"));
+  CHECK_MESSAGE(got.err.find("io_uring unusable (ENOSYS), reading with pread") !=
+                  std::string::npos, got.err);  // the refusal happened, and was said
+  const auto unfiltered = run_spillway({"get", "gen-0000000007", "--data-dir", data});
+  CHECK(unfiltered.out == got.out);
+  CHECK(unfiltered.err.find("io_uring unusable") == std::string::npos);
+}
+
 TEST_CASE("inspect --verify names a damaged record and get names the corrupt key") {
   test::temp_dir dir;
   const auto data = dir.path() / "data";

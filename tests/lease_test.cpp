@@ -89,7 +89,8 @@ struct one_mib_records {
 TEST_SUITE("lease") {
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "views held past read.lease_ms stay exact while other batches churn the arena") {
+                  "views held past read.lease_ms stay exact while other batches churn the arena" *
+                    doctest::test_suite("fault")) {
   one_mib_records store{8, [](node_config& c) { c.read.lease_ms = 20; }};
   const auto held_keys = store.slice(0, 4);
   const auto held = store.n->get_batch(held_keys);
@@ -166,7 +167,8 @@ struct remote_holder : test::remote_system<node_actor> {
 void publish(node_config& config) { config.node.listen = "127.0.0.1:0"; }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "a lease held from another process expires after read.lease_ms") {
+                  "a lease held from another process expires after read.lease_ms" *
+                    doctest::test_suite("fault")) {
   one_mib_records store{4, [](node_config& c) {
                           publish(c);
                           c.read.lease_ms = 20;

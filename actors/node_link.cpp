@@ -11,6 +11,8 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "runtime/control_channel.hpp"
+
 namespace spillway {
 namespace {
 
@@ -61,7 +63,7 @@ void connect(link_pointer self) {
   auto& st = self->state;
   if (st.remote || st.connecting) return;
   st.connecting = true;
-  auto mm = self->home_system().middleman().actor_handle();
+  auto mm = control_middleman(self->home_system());  // TLS when the client has it
   self->request(mm, st.settings.timeout, caf::connect_atom_v, st.settings.host, st.settings.port)
     .then(
       [self](caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {

@@ -106,16 +106,17 @@ void transfer_engine::start_services() {
   }
   auto host = spawn_transport_host(system_, segments_, data_port, rdma_host_);
   const auto wanted = static_cast<std::uint16_t>(transfer_.control_port);  // <= 65535
-  auto port = system_.middleman().publish(host, wanted, where->host.c_str());
-  if (!port) {
+  try {
+    listener_ = publish_transfer_host(system_, host, where->host, wanted);
+  } catch (const std::runtime_error& e) {
     caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
     server_.reset();  // a later call starts both again
     throw std::runtime_error("transfer.control_port = " + std::to_string(wanted) +
                              ": cannot publish the transfer host on " + where->host + ": " +
-                             system_.render(port.error()));
+                             e.what());
   }
   host_ = std::move(host);
-  control_port_ = *port;
+  control_port_ = listener_.port();
 }
 
 segment_descriptor transfer_engine::register_segment(void* base, std::uint64_t length) {
@@ -258,10 +259,8 @@ void transfer_engine::stop() {
   for (auto& route : routes_) close_route(route);
   routes_.clear();
   route_of_peer_.clear();
-  if (host_) {
-    system_.middleman().unpublish(host_, control_port_);  // frees the port now
-    caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
-  }
+  listener_.stop();  // frees the port now
+  if (host_) caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
   host_ = nullptr;
   if (rdma_host_) caf::anon_send_exit(rdma_host_, caf::exit_reason::user_shutdown);
   rdma_host_ = nullptr;

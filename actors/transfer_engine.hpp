@@ -19,6 +19,7 @@
 #include "actors/transport_routes.hpp"
 #include "config/config.hpp"
 #include "messages/transfer.hpp"
+#include "runtime/control_channel.hpp"
 #include "runtime/transfer_peer.hpp"
 
 namespace spillway {
@@ -85,6 +86,7 @@ private:
   std::shared_ptr<rdma_domain> domain_;  // rdma: the devices, and the segments' MRs
   rdma_host_actor rdma_host_;
   transfer_host_actor host_;
+  control_listener listener_;  // host_'s guard, published on control_port_
   std::uint16_t control_port_ = 0;
   std::vector<transfer_route> routes_;
   std::map<std::string, std::uint32_t> route_of_peer_;  // "host:port" -> index in routes_

@@ -13,6 +13,7 @@
 #include "actors/slicer.hpp"
 #include "actors/tcp_transport.hpp"
 #include "actors/transport_host.hpp"
+#include "runtime/control_channel.hpp"
 #include "runtime/rdma/rdma_domain.hpp"
 
 namespace spillway {
@@ -124,7 +125,7 @@ void refresh_route(transfer_route& route, transfer_peer_info peer) {
 
 transfer_host_actor remote_transfer_host(caf::actor_system& system, const std::string& host,
                                          std::uint16_t control_port) {
-  auto remote = system.middleman().remote_actor<transfer_host_actor>(host, control_port);
+  auto remote = connect_transfer_host(system, host, control_port);
   if (!remote)
     throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
                              ": " + system.render(remote.error()));

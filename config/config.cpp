@@ -69,7 +69,8 @@ struct key_spec {
   std::uint64_t max = 0;
   std::string_view choices;     // choice: the allowed values, '|'-separated
   std::string_view doc;
-  bool may_be_empty = false;    // endpoint: "" is allowed too
+  bool may_be_empty = false;    // endpoint, text: "" is allowed too
+  bool secret = false;          // text: to_toml says whether it is set, never what it is
   std::uint64_t multiple = 1;   // size: must be a multiple of this
   std::uint64_t cores_cap = 0;  // nonzero: an absent key becomes min(cores, cores_cap)
 
@@ -103,6 +104,15 @@ constexpr key_spec boolean(sv s, sv n, bool_ref r, sv doc) {
 }
 constexpr key_spec text(sv s, sv n, text_ref r, sv doc) {
   return {s, n, kind::text, r, 0, 0, {}, doc};
+}
+// A string that may be "" (a path left unset).
+constexpr key_spec optional_text(sv s, sv n, text_ref r, sv doc) {
+  return {s, n, kind::text, r, 0, 0, {}, doc, true};
+}
+constexpr key_spec secret_text(sv s, sv n, text_ref r, sv doc) {
+  key_spec k = optional_text(s, n, r, doc);
+  k.secret = true;
+  return k;
 }
 constexpr key_spec choice(sv s, sv n, text_ref r, sv choices, sv doc) {
   return {s, n, kind::choice, r, 0, 0, choices, doc};
@@ -220,6 +230,15 @@ constexpr std::array schema = {
     boolean(SPILLWAY_KEY(security, allow_insecure),
             "let node.listen and transfer.listen take an address off loopback without TLS: "
             "anyone who reaches them can store, read and delete keys"),
+    optional_text(SPILLWAY_KEY(security, certificate),
+                  "PEM file of this node's certificate (chain): with key and ca_file, the "
+                  "control channel speaks TLS and admits only peers the CA signed; "
+                  "\"\" = no TLS"),
+    optional_text(SPILLWAY_KEY(security, key), "PEM file of the certificate's private key"),
+    optional_text(SPILLWAY_KEY(security, ca_file),
+                  "PEM file of the CA(s) a peer's certificate must chain to"),
+    secret_text(SPILLWAY_KEY(security, passphrase),
+                "the private key's passphrase, if it is encrypted (never printed)"),
 
     boolean(SPILLWAY_KEY(fault, enabled), "must be true for any other [fault] key"),
     integer(SPILLWAY_KEY(fault, seed), 0, toml_int_max, "seeds the fault dice"),
@@ -421,7 +440,7 @@ std::string allowed(const key_spec& key) {
       return range;
     }
     case kind::boolean: return "true or false";
-    case kind::text: return "a non-empty string";
+    case kind::text: return key.may_be_empty ? "a string" : "a non-empty string";
     case kind::choice: {
       std::vector<std::string> quoted;
       for (const std::string& c : split_choices(key.choices)) quoted.push_back(quote_string(c));
@@ -478,6 +497,7 @@ private:
   void follow_defaults();
   void check_relations();
   void check_chunk_count();
+  void check_tls_files();
   const toml::node* set_later(std::size_t a, std::size_t b) const;
   void resolve_per_core();
   bool fail(toml::source_position at, std::string text);
@@ -530,6 +550,7 @@ node_config loader::load(const toml::table& root) {
   follow_defaults();
   check_relations();
   check_chunk_count();
+  check_tls_files();
   resolve_per_core();
   if (problems_.empty()) return config_;
   std::stable_sort(problems_.begin(), problems_.end(), [](const problem& a, const problem& b) {
@@ -632,7 +653,7 @@ bool loader::read_text(const key_spec& key, const toml::node& node) {
   const auto* value = node.as_string();
   if (!value) return wrong_type(key, node);
   const std::string& text = value->get();
-  bool ok = !text.empty();
+  bool ok = !text.empty() || (key.type == kind::text && key.may_be_empty);
   if (key.type == kind::choice) {
     const std::vector<std::string> choices = split_choices(key.choices);
     ok = std::find(choices.begin(), choices.end(), text) != choices.end();
@@ -759,6 +780,31 @@ void loader::check_chunk_count() {
                 format_size((least + hugepage - 1) / hugepage * hugepage));
 }
 
+// TLS takes a certificate, its key and the CA that signs the peers' together: one or two
+// of them is a mistake that would otherwise start a node without TLS, or fail at the
+// first handshake. Reported at the first of them the file sets, naming those missing.
+void loader::check_tls_files() {
+  constexpr std::array<std::string_view, 3> names = {"security.certificate", "security.key",
+                                                     "security.ca_file"};
+  std::vector<std::string> set, missing;
+  const toml::node* first = nullptr;
+  for (const auto name : names) {
+    const std::size_t index = key_index(name);
+    if (found_[index] && !valid_[index]) return;  // reported already
+    if (std::get<text_ref>(schema[index].ref)(config_).empty()) {
+      missing.emplace_back(name);
+      continue;
+    }
+    set.emplace_back(name);
+    if (found_[index] && (!first || found_[index]->source().begin < first->source().begin))
+      first = found_[index];
+  }
+  if (set.empty() || missing.empty() || !first) return;
+  fail(*first, join(missing, " and ") + (missing.size() == 1 ? " is" : " are") +
+                   " missing: TLS needs security.certificate, security.key and "
+                   "security.ca_file together (" + join(set, " and ") + " set here)");
+}
+
 void loader::resolve_per_core() {
   const std::uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
   for (std::size_t i = 0; i < key_count; ++i) {
@@ -811,6 +857,8 @@ std::string key_text(const key_spec& key, const section_spec& section, node_conf
   const bool unresolved = key.cores_cap != 0 && std::get<u64_ref>(key.ref)(config) == 0;
   const bool gated = key.name != section.gate && !gate_open(section, config);
   std::string value = unresolved ? std::to_string(key.cores_cap) : value_text(key, config);
+  if (key.secret && !std::get<text_ref>(key.ref)(config).empty())
+    return doc + "# " + std::string(key.name) + " = \"<set>\" (set, not printed)\n";
   return doc + (unresolved || gated ? "# " : "") + std::string(key.name) + " = " + value + "\n";
 }
 

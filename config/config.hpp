@@ -90,12 +90,20 @@ struct cluster_section {
   bool operator==(const cluster_section&) const = default;
 };
 
-// Who may reach the node's listeners. No TLS yet: a listener off loopback is refused
+// Who may reach the node's listeners. With certificate, key and ca_file (all three or
+// none) the control channel (node.listen, the transfer host) speaks TLS and admits only
+// peers whose certificate the CA signed; without, a listener off loopback is refused
 // unless allow_insecure, since anyone who reaches it can store, read and delete keys.
 struct security_section {
   bool allow_insecure = false;  // let node.listen and transfer.listen leave loopback
+  std::string certificate;      // PEM: this node's certificate (chain); "" = no TLS
+  std::string key;              // PEM: its private key
+  std::string ca_file;          // PEM: the CA(s) a peer's certificate must chain to
+  std::string passphrase;       // of an encrypted key; never printed
 
   bool operator==(const security_section&) const = default;
+
+  bool tls() const { return !certificate.empty(); }  // the loader made it all three or none
 };
 
 // Fault injection for tests; every key but `enabled` is refused unless enabled = true.

@@ -22,6 +22,7 @@
 #include "config/endpoint.hpp"
 #include "messages/service.hpp"
 #include "runtime/actor_system_setup.hpp"
+#include "runtime/tls.hpp"
 #include "runtime/storage/bucket_format.hpp"
 #include "runtime/storage/printable_key.hpp"
 
@@ -237,14 +238,16 @@ transfer_section client_transfer_defaults() {
   return t;
 }
 
-client::client(const cluster_section& cluster, transfer_section transfer) {
+client::client(const cluster_section& cluster, transfer_section transfer,
+               const security_section& security) {
   if (cluster.replicas > cluster.nodes.size())
     throw std::invalid_argument("cluster.replicas = " + std::to_string(cluster.replicas) +
                                 " but cluster.nodes lists " +
                                 std::to_string(cluster.nodes.size()) + " nodes");
   impl_ = std::make_unique<impl>(cluster, std::move(transfer));
   auto& i = *impl_;
-  configure_actor_system(i.caf_config, 2);
+  check_tls_files(security);
+  configure_actor_system(i.caf_config, 2, security);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
   i.transfer = std::make_unique<transfer_engine>(*i.system, i.transfer_settings, fault_section{});
   for (const auto& n : cluster.nodes) {

@@ -46,11 +46,13 @@ transfer_section client_transfer_defaults();
 class client {
 public:
   // cluster.nodes, cluster.replicas, cluster.request_timeout_ms; `transfer` for the
-  // transfer host get_into needs (started by the first register_memory). Throws
+  // transfer host get_into needs (started by the first register_memory); `security`:
+  // the certificate, key and CA of a cluster whose control channel speaks TLS. Throws
   // std::invalid_argument naming the key when no node is listed, one is listed twice,
-  // or replicas exceeds the nodes.
+  // or replicas exceeds the nodes, and startup_error naming a TLS file it cannot use.
   explicit client(const cluster_section& cluster,
-                  transfer_section transfer = client_transfer_defaults());
+                  transfer_section transfer = client_transfer_defaults(),
+                  const security_section& security = {});
   ~client();
   client(const client&) = delete;
   client& operator=(const client&) = delete;

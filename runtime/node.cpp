@@ -37,6 +37,8 @@
 #include "messages/node.hpp"
 #include "messages/store.hpp"
 #include "runtime/actor_system_setup.hpp"
+#include "runtime/control_channel.hpp"
+#include "runtime/tls.hpp"
 #include "runtime/storage/crash_point.hpp"
 #include "runtime/storage/data_dir_lock.hpp"
 #include "runtime/io/kernel_probe.hpp"
@@ -63,7 +65,8 @@ struct node::impl {
   registrar_actor registrar;
   arena_actor arena;
   meter_actor meter;
-  service_actor service;                // what node.listen publishes
+  service_actor service;                // what node.listen publishes, behind its guard
+  control_listener listener;            // node.listen
   std::vector<caf::actor> listeners;    // on_evicted callbacks
   std::shared_ptr<transfer_engine> transfer;  // shared with the service, for get_into
   std::uint16_t port = 0;
@@ -160,10 +163,12 @@ recovered_store recover(const storage_section& storage, std::uint64_t room) {
   return recovered;
 }
 
-// Anyone who reaches node.listen or transfer.listen can store, read and delete keys, and
-// CAF allocates what a connection's message header claims (up to 4 GiB): off loopback
-// only when the config says so, and then loudly.
+// Without TLS, anyone who reaches node.listen or transfer.listen can store, read and
+// delete keys, and CAF allocates what a connection's message header claims (up to 4
+// GiB): off loopback only when the config says so, and then loudly. With TLS, a peer
+// must hold a certificate of the cluster's CA before CAF reads a byte of it.
 void check_listeners(const node_config& config) {
+  if (config.security.tls()) return;
   for (const auto& [key, listen] : {std::pair{"node.listen", config.node.listen},
                                     std::pair{"transfer.listen", config.transfer.listen}}) {
     const auto where = parse_endpoint(listen);  // validated by the config loader
@@ -190,14 +195,14 @@ void raise_open_file_limit() {
     spdlog::warn("cannot raise the open file limit: stores of many buckets may fail to open");
 }
 
-std::uint16_t publish(caf::actor_system& system, const service_actor& actor,
-                      const std::string& listen) {
+control_listener publish(caf::actor_system& system, const service_actor& actor,
+                         const std::string& listen) {
   const auto where = parse_endpoint(listen);  // validated by the config loader
-  auto port = system.middleman().publish(actor, where->port, where->host.c_str(), true);
-  if (!port)
-    throw startup_error("node.listen = \"" + listen + "\": cannot listen: " +
-                        system.render(port.error()));
-  return *port;
+  try {
+    return publish_node_service(system, actor, where->host, where->port, true);
+  } catch (const std::runtime_error& e) {
+    throw startup_error("node.listen = \"" + listen + "\": cannot listen: " + e.what());
+  }
 }
 
 std::unique_ptr<metrics_endpoint> serve_metrics(const std::string& listen,
@@ -276,6 +281,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   configure_logging(config.node.log_level, config.node.log_format);
   check_transport(config.transfer);
   check_listeners(config);
+  check_tls_files(config.security);
   raise_open_file_limit();
   lock_data_dir(i.lock, config.storage);
   i.config = std::move(config);
@@ -296,7 +302,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
                                    c.storage.eviction == "lru", c.fault.refuse_o_direct,
                                    c.storage.max_open_files};
 
-  configure_actor_system(i.caf_config, c.node.scheduler_threads);
+  configure_actor_system(i.caf_config, c.node.scheduler_threads, c.security);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
   i.transfer = std::make_shared<transfer_engine>(*i.system, c.transfer, c.fault);
   i.catalog = spawn_catalog(*i.system, cataloging, std::move(recovered));
@@ -327,7 +333,10 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
                                         i.transfer, i.supervisor, i.catalog, i.writer, i.arena,
                                         i.meter});
   try {
-    if (!c.node.listen.empty()) i.port = publish(*i.system, i.service, c.node.listen);
+    if (!c.node.listen.empty()) {
+      i.listener = publish(*i.system, i.service, c.node.listen);
+      i.port = i.listener.port();
+    }
     if (!c.node.metrics_listen.empty())
       i.metrics = serve_metrics(c.node.metrics_listen, [this] { return metrics(); });
   } catch (...) {
@@ -336,7 +345,9 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   }
   spdlog::info("node {} started: {} readers, data dir {}{}", c.node.id, c.read.readers,
                c.storage.data_dir,
-               i.port ? ", listening on port " + std::to_string(i.port) : "");
+               i.port ? ", listening on port " + std::to_string(i.port) +
+                          (c.security.tls() ? " (TLS)" : "")
+                      : "");
 }
 
 node::~node() { stop(); }
@@ -355,7 +366,7 @@ void node::stop() {
 bool node::drain() {
   auto& i = *impl_;
   if (!i.service) return true;
-  if (i.port) i.system->middleman().unpublish(i.service, i.port);
+  i.listener.unpublish();
   caf::scoped_actor self{*i.system};
   bool drained = false;
   self->request(i.service, caf::infinite, caf::close_atom_v)
@@ -370,6 +381,7 @@ void node::stop_services() {
   auto& i = *impl_;
   if (i.transfer) i.transfer->stop();  // its routes and services, before the actors are awaited
   i.transfer.reset();
+  i.listener.stop();
   for (auto a : {caf::actor_cast<caf::actor>(i.service), caf::actor_cast<caf::actor>(i.writer),
                  caf::actor_cast<caf::actor>(i.catalog), caf::actor_cast<caf::actor>(i.registrar),
                  caf::actor_cast<caf::actor>(i.arena), caf::actor_cast<caf::actor>(i.meter)})

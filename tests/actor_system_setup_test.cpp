@@ -34,6 +34,18 @@ TEST_CASE("idle workers sleep until signalled or 1 ms instead of polling every 5
         std::chrono::milliseconds{1});
 }
 
+// CAF's defaults (0) send no heartbeat and keep a silent peer's connection for good; the
+// BASP broker reads these two names (CAF 0.17.6, basp_broker.cpp). That a silent peer is
+// dropped: tests/tls_test.cpp.
+TEST_CASE("the middleman sends heartbeats each second and drops a peer silent for 30 s") {
+  caf::actor_system_config config;
+  configure_actor_system(config);
+  CHECK(caf::get_or(config, "middleman.heartbeat-interval", caf::timespan{}) ==
+        std::chrono::seconds{1});
+  CHECK(caf::get_or(config, "middleman.connection-timeout", caf::timespan{}) ==
+        std::chrono::seconds{30});
+}
+
 }  // TEST_SUITE
 
 }  // namespace spillway

@@ -11,6 +11,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "messages/node.hpp"
+#include "messages/service.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/io/kernel_probe.hpp"
 #include "runtime/node.hpp"
@@ -97,7 +98,8 @@ TEST_CASE_FIXTURE(test::node_leaks, "stop is idempotent and stats after stop is 
 }
 
 TEST_CASE_FIXTURE(test::node_leaks,
-                  "the node actor answers another actor system over the network") {
+                  "the node service answers another actor system over the network and its "
+                  "local interface is not published") {
   test::temp_dir dir;
   auto config = small_node(dir);
   config.node.listen = "127.0.0.1:0";
@@ -107,13 +109,15 @@ TEST_CASE_FIXTURE(test::node_leaks,
   caf::actor_system_config client_config;
   configure_actor_system(client_config);
   caf::actor_system client{client_config};
-  auto remote = client.middleman().remote_actor<node_actor>("127.0.0.1", n.listen_port());
+  // The get that answers with arena addresses, and close, stay in this process.
+  CHECK_FALSE(client.middleman().remote_actor<node_actor>("127.0.0.1", n.listen_port()));
+  auto remote = client.middleman().remote_actor<remote_node_actor>("127.0.0.1", n.listen_port());
   REQUIRE_MESSAGE(remote, client.render(remote.error()));
   caf::scoped_actor self{client};
   std::size_t readers = 0;
-  self->request(*remote, std::chrono::seconds(10), stats_atom_v)
-    .receive([&](node_stats& s) { readers = s.readers.size(); },
-             [&](caf::error& err) { FAIL("remote stats: " << client.render(err)); });
+  self->request(*remote, std::chrono::seconds(10), report_atom_v)
+    .receive([&](node_report& r) { readers = r.node.readers.size(); },
+             [&](caf::error& err) { FAIL("remote report: " << client.render(err)); });
   CHECK(readers == 2);
   check_arena(n);
 }

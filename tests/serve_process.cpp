@@ -17,7 +17,8 @@ void serve_process::start(std::uint16_t port) {
                                << storage_keys << "[read]\narena_size = \"64MiB\"\n"
                                << "arena_chunk = \"64MiB\"\nreaders = 1\n"
                                << read_keys << "[transfer]\n"
-                               << transfer_keys;
+                               << transfer_keys
+                               << (security_keys.empty() ? "" : "[security]\n" + security_keys);
   process_.emplace(std::vector<std::string>{SPILLWAY_BINARY, "serve", "-c", config_file()});
   REQUIRE_MESSAGE(process_->wait_for_stderr("serving", std::chrono::seconds(60)),
                   process_->err());

@@ -19,13 +19,15 @@ class serve_process {
 
 public:
   // Set before start(): the data dir (default: a fresh one), and TOML keys added to
-  // the [node], [storage], [read] and [transfer] tables of the config file (by default
-  // the transfer engine on free ports, so that nodes side by side do not collide).
+  // the [node], [storage], [read], [transfer] and [security] tables of the config file
+  // (by default the transfer engine on free ports, so that nodes side by side do not
+  // collide, and no [security] table).
   std::filesystem::path data_dir;
   std::string node_keys;
   std::string storage_keys = "seal_after_ms = 5\n";
   std::string read_keys;
   std::string transfer_keys = "listen = \"127.0.0.1:0\"\n";
+  std::string security_keys;  // a [security] table when set (TLS: tests/tls_test.cpp)
 
   serve_process();
 

@@ -32,6 +32,7 @@ public:
   // (128 + signal number when a signal ended it).
   int finish();
 
+  pid_t pid() const { return pid_; }
   const std::string& out() const { return out_; }
   const std::string& err() const { return err_; }
 

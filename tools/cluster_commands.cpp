@@ -20,15 +20,15 @@ int failed(const char* command, const std::string& key, const key_status& status
 
 }  // namespace
 
-int run_remote_put(const cluster_section& cluster, const std::string& key,
+int run_remote_put(const remote_nodes& nodes, const std::string& key,
                    const std::string& value) {
-  client c{cluster};
+  client c{nodes.cluster, client_transfer_defaults(), nodes.security};
   const auto status = c.put({key}, {value}).at(0);
   return status.ok() ? 0 : failed("put", key, status);
 }
 
-int run_remote_get(const cluster_section& cluster, const std::string& key) {
-  client c{cluster};
+int run_remote_get(const remote_nodes& nodes, const std::string& key) {
+  client c{nodes.cluster, client_transfer_defaults(), nodes.security};
   const auto got = c.get({key}).at(0);
   if (!got.status.ok()) return failed("get", key, got.status);
   std::cout.write(got.value.data(), static_cast<std::streamsize>(got.value.size()));
@@ -44,19 +44,19 @@ int print_exists(const std::vector<std::string>& keys, const std::vector<std::ui
   return 0;
 }
 
-int run_remote_exists(const cluster_section& cluster, const std::vector<std::string>& keys) {
-  client c{cluster};
+int run_remote_exists(const remote_nodes& nodes, const std::vector<std::string>& keys) {
+  client c{nodes.cluster, client_transfer_defaults(), nodes.security};
   return print_exists(keys, c.exists(keys).present);
 }
 
-int run_remote_remove(const cluster_section& cluster, const std::vector<std::string>& keys) {
-  client c{cluster};
+int run_remote_remove(const remote_nodes& nodes, const std::vector<std::string>& keys) {
+  client c{nodes.cluster, client_transfer_defaults(), nodes.security};
   std::cout << "removed " << c.remove(keys) << "\n";
   return 0;
 }
 
-int run_remote_stats(const cluster_section& cluster) {
-  client c{cluster};
+int run_remote_stats(const remote_nodes& nodes) {
+  client c{nodes.cluster, client_transfer_defaults(), nodes.security};
   int code = 0;
   for (const auto& r : c.stats()) {
     std::cout << "# node " << r.node << "\n";

@@ -37,13 +37,17 @@ std::string read_input(const std::string& file);  // FILE, or stdin for "-"
 // "present KEY" or "absent KEY" per key, then "prefix N": how many leading keys are present.
 int print_exists(const std::vector<std::string>& keys, const std::vector<std::uint8_t>& present);
 
-// The same against running nodes (tools/cluster_commands.cpp), through spillway::client.
-int run_remote_put(const cluster_section& cluster, const std::string& key,
-                   const std::string& value);
-int run_remote_get(const cluster_section& cluster, const std::string& key);
-int run_remote_exists(const cluster_section& cluster, const std::vector<std::string>& keys);
-int run_remote_remove(const cluster_section& cluster, const std::vector<std::string>& keys);
-int run_remote_stats(const cluster_section& cluster);
+// The same against running nodes (tools/cluster_commands.cpp), through spillway::client:
+// the nodes, and the certificate, key and CA to reach them with when they speak TLS.
+struct remote_nodes {
+  cluster_section cluster;
+  security_section security;
+};
+int run_remote_put(const remote_nodes& nodes, const std::string& key, const std::string& value);
+int run_remote_get(const remote_nodes& nodes, const std::string& key);
+int run_remote_exists(const remote_nodes& nodes, const std::vector<std::string>& keys);
+int run_remote_remove(const remote_nodes& nodes, const std::vector<std::string>& keys);
+int run_remote_stats(const remote_nodes& nodes);
 int run_gen(const node_config& config, const gen_options& options);
 int run_inspect(const node_config& config, bool verify);
 

@@ -16,7 +16,7 @@ packages=(cmake ninja-build g++ pkg-config ccache
           libcaf-dev liburing-dev libtomlplusplus-dev doctest-dev libibverbs-dev
           libcli11-dev libspdlog-dev libisal-dev libcpp-httplib-dev fio
           python3 python3-matplotlib python3-prometheus-client
-          libfuse3-dev fuse3 libseccomp-dev clang-14 libclang-rt-14-dev
+          libfuse3-dev fuse3 libseccomp-dev clang-14 libclang-rt-14-dev libssl-dev openssl
           python3-dev pybind11-dev python3-pybind11 python3-pytest python3-torch python3-numpy)
 
 install_missing() {

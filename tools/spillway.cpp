@@ -28,20 +28,23 @@ struct config_source {
   std::string node;      // --node host:port
 };
 
-// The nodes a remote command asks; nullopt: none named, the local data dir it is.
-std::optional<spillway::cluster_section> remote_nodes(const config_source& source) {
+// The nodes a remote command asks, and the TLS settings to reach them with: those of
+// the --cluster file, or with --node those of -c (if given); nullopt: no node named,
+// the local data dir it is.
+std::optional<spillway::remote_nodes> remote_nodes(const config_source& source) {
   if (!source.node.empty()) {
     if (!spillway::parse_endpoint(source.node))
       throw CLI::ValidationError("--node", "\"" + source.node + "\" is not host:port");
-    spillway::cluster_section one;
-    one.nodes = {source.node};
+    spillway::remote_nodes one;
+    one.cluster.nodes = {source.node};
+    if (!source.path.empty()) one.security = spillway::load_config_file(source.path).security;
     return one;
   }
   if (source.cluster.empty()) return std::nullopt;
-  auto cluster = spillway::load_config_file(source.cluster).cluster;
-  if (cluster.nodes.empty())
+  auto file = spillway::load_config_file(source.cluster);
+  if (file.cluster.nodes.empty())
     throw spillway::config_error({source.cluster + ": cluster.nodes is empty: no node to ask"});
-  return cluster;
+  return spillway::remote_nodes{file.cluster, file.security};
 }
 
 void add_remote_options(CLI::App* sub, config_source& source) {
@@ -145,6 +148,7 @@ int main(int argc, char** argv) {
   add_remote_options(rm, source);
   auto* stats = app.add_subcommand("stats", "A running node's figures, as /metrics has them");
   add_remote_options(stats, source);
+  add_config_option(stats, source);  // with --node: the TLS settings to reach it
   spillway::gen_options gen_opts;
   auto* gen = app.add_subcommand("gen", "Write COUNT generated values through the put path");
   gen->add_option("--count", gen_opts.count, "How many keys")->required();

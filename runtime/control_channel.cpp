@@ -1,0 +1,99 @@
+// Both middleman actors, CAF's plain one and its OpenSSL module's, answer the same
+// protocol (caf/io/middleman_actor.hpp) and share one BASP broker: publishing and
+// connecting differ only in which of them is asked, unpublishing not at all.
+#include "runtime/control_channel.hpp"
+
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include <caf/actor_registry.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/function_view.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/middleman_actor.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/exit_guard.hpp"
+
+namespace spillway {
+namespace {
+
+// CAF registers two actors of its own by name, which any peer may address over BASP:
+// ConfigServ stores whatever it is sent, SpawnServ spawns actors by name. Nothing of
+// ours asks them, so they leave the registry before this process talks to any peer.
+void unregister_system_actors(caf::actor_system& system) {
+  system.registry().erase(caf::atom("ConfigServ"));
+  system.registry().erase(caf::atom("SpawnServ"));
+}
+
+caf::io::middleman_actor middleman_of(caf::actor_system& system) {
+  unregister_system_actors(system);
+  if (system.has_openssl_manager()) return system.openssl_manager().actor_handle();
+  return system.middleman().actor_handle();
+}
+
+// Publishes `guard` with the messaging interface `Interface`; stops it if that fails.
+template <class Interface>
+control_listener publish_guard(caf::actor_system& system, const Interface& guard,
+                               const std::string& host, std::uint16_t port, bool reuse) {
+  auto publish = caf::make_function_view(middleman_of(system));
+  auto bound = publish(caf::publish_atom_v, port, caf::actor_cast<caf::strong_actor_ptr>(guard),
+                       system.message_types<Interface>(), host, reuse);
+  const auto handle = caf::actor_cast<caf::actor>(guard);
+  if (!bound) {
+    stop_exit_guard(handle);
+    throw std::runtime_error(system.render(bound.error()));
+  }
+  return {system, handle, *bound};
+}
+
+}  // namespace
+
+bool control_channel_tls(caf::actor_system& system) { return system.has_openssl_manager(); }
+
+void control_listener::unpublish() {
+  if (guard_) system_->middleman().unpublish(guard_, port_);
+}
+
+void control_listener::stop() {
+  if (!guard_) return;
+  unpublish();
+  stop_exit_guard(guard_);
+  guard_ = nullptr;
+}
+
+control_listener publish_node_service(caf::actor_system& system, const service_actor& inner,
+                                      const std::string& host, std::uint16_t port,
+                                      bool reuse) {
+  return publish_guard(system, spawn_exit_guard(system, inner, "the node service"), host,
+                       port, reuse);
+}
+
+control_listener publish_transfer_host(caf::actor_system& system,
+                                       const transfer_host_actor& inner,
+                                       const std::string& host, std::uint16_t port) {
+  return publish_guard(system, spawn_exit_guard(system, inner, "the transfer host"), host,
+                       port, false);
+}
+
+caf::expected<transfer_host_actor> connect_transfer_host(caf::actor_system& system,
+                                                         const std::string& host,
+                                                         std::uint16_t port) {
+  auto connect = caf::make_function_view(middleman_of(system));
+  auto found = connect(caf::connect_atom_v, host, port);
+  if (!found) return std::move(found.error());
+  auto& [node, ptr, interface] = *found;
+  if (!ptr) return caf::make_error(caf::sec::no_actor_published_at_port);
+  if (!system.assignable<transfer_host_actor>(interface))
+    return caf::make_error(caf::sec::unexpected_actor_messaging_interface);
+  return caf::actor_cast<transfer_host_actor>(std::move(ptr));
+}
+
+caf::actor control_middleman(caf::actor_system& system) {
+  return caf::actor_cast<caf::actor>(middleman_of(system));
+}
+
+}  // namespace spillway

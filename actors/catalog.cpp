@@ -9,6 +9,12 @@
 // it is added while there is room, else at its first pin; each resolve lets the buckets
 // it reads open theirs and then closes the least recently read others' until the
 // count fits again, so many small buckets never exhaust the process's file limit.
+// Evictions are made durable before their files go (runtime/storage/forget_log.hpp): the
+// keys leave the table, and are told to the listeners, at once, but the buckets' files
+// are unlinked only once the writer has synced a forget-log entry per key. One quota
+// check is one batch: one append, one fdatasync, whatever it evicts. Should the log
+// fail, the files stay (served again after a restart: newest values, never older ones)
+// and their entries go again with the next batch.
 #include "actors/catalog.hpp"
 
 #include <algorithm>
@@ -52,6 +58,13 @@ struct bucket_slot {
   bool holds_fd = false;  // its actor has the file open, or will at its next pin
 };
 
+// Buckets evicted by one quota check, waiting for their forget-log entries.
+struct eviction_batch {
+  std::vector<forget_entry> entries;  // one per key: dead in its bucket and all before
+  std::vector<bucket_actor> buckets;  // told to unlink their files once they are durable
+  std::vector<std::string> keys;      // told to the listeners at once
+};
+
 struct catalog_state {
   catalog_options options;
   file_remover_actor remover;  // linked: it goes with the catalog
@@ -59,6 +72,11 @@ struct catalog_state {
   std::vector<bucket_slot> buckets;
   std::vector<std::uint32_t> free_slots;
   std::vector<eviction_listener> listeners;
+  forget_actor forget;  // the writer, once the node has said so
+  std::vector<eviction_batch> unforgotten;  // waiting for it, or for a log that failed
+  // Asked of it, by request number: their bucket actors live until the answer.
+  std::unordered_map<std::uint64_t, std::vector<eviction_batch>> forgetting;
+  std::uint64_t forget_requests = 0;
   // Keys evicted by recovery's quota check, which runs before the node can subscribe
   // any callback: the first listener hears them when it subscribes.
   std::vector<std::string> evicted_at_start;
@@ -148,25 +166,33 @@ struct catalog_state {
     return slot;
   }
 
-  // Drops a bucket and its keys; returns the keys (they are evicted, not garbage).
-  std::vector<std::string> drop_bucket(std::uint32_t slot) {
+  // Drops a bucket and its keys (they are evicted, not garbage) from the table; the
+  // batch gets its actor, its keys and their forget-log entries.
+  void drop_bucket(std::uint32_t slot, eviction_batch& batch) {
     auto& b = buckets[slot];
-    std::vector<std::string> dropped;
-    dropped.reserve(b.keys);
+    const record_position whole{b.id, forget_format::whole_bucket};
     for (key_node* k = b.first; k != nullptr;) {
       key_node* next = k->second.next;
       totals.live_bytes -= k->second.value_size;
-      dropped.push_back(k->first);
+      batch.entries.push_back({k->first, whole});
+      batch.keys.push_back(k->first);
       keys.erase(keys.find(k->first));  // by iterator: the key lives in the erased node
       k = next;
     }
     totals.file_bytes -= b.file_size;
     totals.garbage_bytes -= b.garbage_bytes;
-    caf::anon_send(b.actor, evict_atom_v);
+    batch.buckets.push_back(std::move(b.actor));
     open_files -= b.holds_fd;
     b = bucket_slot{};
     free_slots.push_back(slot);
-    return dropped;
+  }
+
+  // A bucket with no live key: only garbage, superseded or removed records, which no
+  // entry need kill (their newer records, or the removes, have theirs). It goes now.
+  void drop_empty_bucket(std::uint32_t slot) {
+    eviction_batch none;
+    drop_bucket(slot, none);
+    caf::anon_send(none.buckets.front(), evict_atom_v);
   }
 
   std::size_t bucket_count() const { return buckets.size() - free_slots.size(); }
@@ -196,12 +222,47 @@ struct catalog_state {
 
 using catalog_pointer = catalog_actor::stateful_pointer<catalog_state>;
 
-void tell_listeners(catalog_pointer self, std::vector<std::string> keys) {
+void tell_listeners(catalog_pointer self, const std::vector<std::string>& keys) {
   if (keys.empty()) return;
   auto& st = self->state;
   if (!st.started)
     st.evicted_at_start.insert(st.evicted_at_start.end(), keys.begin(), keys.end());
   for (const auto& l : st.listeners) self->send(l, evicted_atom_v, keys);
+}
+
+// The batch's entries are durable (or there is no log): its files go.
+void unlink_evicted(const eviction_batch& batch) {
+  for (const auto& b : batch.buckets) caf::anon_send(b, evict_atom_v);
+}
+
+// Sends every batch still waiting to the writer as one; once its entries are durable,
+// each batch's files go. Should the log fail, they wait for the next batch.
+void forget_evicted(catalog_pointer self) {
+  auto& st = self->state;
+  if (!st.forget || st.unforgotten.empty()) return;
+  std::vector<forget_entry> entries;
+  for (const auto& b : st.unforgotten)
+    entries.insert(entries.end(), b.entries.begin(), b.entries.end());
+  const auto count = entries.size();
+  const auto number = ++st.forget_requests;
+  st.forgetting.emplace(number, std::exchange(st.unforgotten, {}));
+  self->request(st.forget, caf::infinite, forget_atom_v, std::move(entries))
+    .then(
+      [self, number, count](caf::ok_atom) {
+        auto& st = self->state;
+        st.totals.forget_entries_written += count;
+        const auto batches = std::move(st.forgetting.at(number));
+        st.forgetting.erase(number);
+        for (const auto& b : batches) unlink_evicted(b);
+      },
+      [self, number](caf::error& err) {
+        auto& st = self->state;
+        spdlog::error("evictions not made durable ({}): their files stay until they are",
+                      self->home_system().render(err));
+        auto batches = std::move(st.forgetting.at(number));
+        st.forgetting.erase(number);
+        for (auto& b : batches) st.unforgotten.push_back(std::move(b));
+      });
 }
 
 // Whole buckets go, never the one just written nor an open one, until the files fit
@@ -211,19 +272,25 @@ void enforce_quota(catalog_pointer self, std::uint32_t newest) {
   auto& st = self->state;
   for (std::uint32_t i = 0; i < st.buckets.size(); ++i)
     if (st.buckets[i].id != 0 && st.buckets[i].keys == 0 && !st.buckets[i].open && i != newest)
-      st.drop_bucket(i);
+      st.drop_empty_bucket(i);
+  eviction_batch batch;
   const auto open = st.open_bytes();
   while (st.totals.file_bytes - open + std::max(open, st.options.reserve_bytes) >
          st.options.quota_bytes) {
     const auto slot = st.victim(newest);
     if (slot == newest) break;
     const auto id = st.buckets[slot].id;
-    auto dropped = st.drop_bucket(slot);
+    const auto before = batch.keys.size();
+    st.drop_bucket(slot, batch);
     st.totals.evicted_buckets += 1;
-    st.totals.evicted_keys += dropped.size();
-    spdlog::info("evicted bucket {:016x}: {} keys", id, dropped.size());
-    tell_listeners(self, std::move(dropped));
+    st.totals.evicted_keys += batch.keys.size() - before;
+    spdlog::info("evicted bucket {:016x}: {} keys", id, batch.keys.size() - before);
   }
+  if (batch.buckets.empty()) return;
+  tell_listeners(self, std::exchange(batch.keys, {}));
+  if (!st.options.forget_log) return unlink_evicted(batch);
+  st.unforgotten.push_back(std::move(batch));
+  forget_evicted(self);
 }
 
 // Tells the buckets read least recently, none of those read at `now`, to close their
@@ -271,6 +338,7 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
                                      recovered_store recovered) {
   auto& st = self->state;
   st.options = options;
+  st.totals.forget_records_dropped = recovered.forget.records_dropped;
   st.remover = spawn_file_remover(self->home_system(), options.data_dir);
   self->link_to(st.remover);
   for (auto& r : recovered.buckets)
@@ -283,6 +351,12 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
   self->set_exit_handler([self](caf::exit_msg& msg) {
     for (auto& b : self->state.buckets)
       if (b.id != 0) self->send_exit(b.actor, msg.reason);
+    auto& st = self->state;  // evicted buckets not yet durable: their files stay
+    for (auto& batch : st.unforgotten)
+      for (auto& b : batch.buckets) self->send_exit(b, msg.reason);
+    for (auto& asked : st.forgetting)
+      for (auto& batch : asked.second)
+        for (auto& b : batch.buckets) self->send_exit(b, msg.reason);
     self->quit(msg.reason);
   });
   return {
@@ -304,20 +378,27 @@ catalog_actor::behavior_type catalog(catalog_pointer self, catalog_options optio
       for (const auto& k : keys) present.push_back(self->state.keys.count(k) ? 1 : 0);
       return present;
     },
-    [self](caf::delete_atom, const std::vector<std::string>& keys) {
+    [self](caf::delete_atom, const std::vector<std::string>& keys, record_position bound) {
       auto& st = self->state;
+      st.totals.forget_entries_written += keys.size();
       std::uint64_t removed = 0;
       for (const auto& k : keys) {
         const auto it = st.keys.find(k);
         if (it == st.keys.end()) continue;
         const auto slot = it->second.bucket;
+        if (!(record_position{st.buckets[slot].id, it->second.offset} < bound))
+          continue;  // put again after the remove
         st.unlink(&*it);
         st.keys.erase(it);
         ++removed;
         // Its space comes back now; an open bucket's when it is sealed.
-        if (st.buckets[slot].keys == 0 && !st.buckets[slot].open) st.drop_bucket(slot);
+        if (st.buckets[slot].keys == 0 && !st.buckets[slot].open) st.drop_empty_bucket(slot);
       }
       return removed;
+    },
+    [self](forget_atom, forget_actor log) {
+      self->state.forget = std::move(log);
+      forget_evicted(self);
     },
     [self](buffered_atom) {
       auto& st = self->state;

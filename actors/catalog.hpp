@@ -20,6 +20,9 @@ struct catalog_options {
   bool lru = false;                  // evict the least recently read bucket, else the oldest
   bool refuse_o_direct = false;      // fault injection: buckets' O_DIRECT opens answer EINVAL
   std::uint64_t max_open_files = 4096;  // buckets holding a descriptor, past a batch's own
+  // Evictions write forget-log entries (through the actor a forget message names) before
+  // their files go; false: they go at once, nothing written (tests of the catalog alone).
+  bool forget_log = false;
 };
 
 // Starts with the buckets recovery found; their keys are published in id order.

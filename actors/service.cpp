@@ -240,7 +240,7 @@ service_actor::behavior_type service(service_pointer self, service_context conte
       if (!t) return closing("remove");
       if (auto err = check_count("remove", keys.size())) return err;
       const auto& c = self->state.context;
-      return relay<std::uint64_t>(self, std::move(t), c.ask_timeout, c.catalog,
+      return relay<std::uint64_t>(self, std::move(t), c.ask_timeout, c.writer,
                                   caf::delete_atom_v, std::move(keys));
     },
     [self](report_atom) { return report(self); },

@@ -13,6 +13,11 @@
 // puts does not make a trickle of tiny buckets.
 // A failed write or sync fails the keys not yet committed; the committed ones, already
 // answered, are sealed on their own (bucket_writer::rewind_to_commit).
+// Removes and evictions join the group commit: their forget-log entries are staged as
+// they come and written with one fdatasync after the records' (forget_log.hpp). A remove's
+// bound is the append position when it came, so the puts before it die and those after
+// it live, and the catalog hears of it after the commit that publishes the puts before
+// it (one sender: CAF keeps the order).
 #include "actors/writer.hpp"
 
 #include <cerrno>
@@ -27,6 +32,7 @@
 
 #include "runtime/storage/bucket_writer.hpp"
 #include "runtime/storage/crash_point.hpp"
+#include "runtime/storage/forget_log_writer.hpp"
 
 namespace spillway {
 namespace {
@@ -83,11 +89,21 @@ void settle_all(std::vector<member>& members, key_status status) {
   members.clear();
 }
 
+// A remove whose forget-log entries are staged, waiting for the next commit.
+struct pending_remove {
+  caf::typed_response_promise<std::uint64_t> promise;
+  std::vector<std::string> keys;
+  record_position bound;
+};
+
 struct writer_state {
   writer_options options;
   catalog_actor catalog;
   meter_actor meter;
   std::unique_ptr<bucket_writer> file;
+  std::unique_ptr<forget_log_writer> forget;
+  std::vector<pending_remove> removes;  // their entries staged in `forget`
+  std::vector<caf::typed_response_promise<caf::ok_atom>> forgets;  // evictions', likewise
   std::uint64_t next_sequence = 1;
   std::vector<member> open_members;  // keys in the open bucket, not yet committed
   std::size_t published = 0;  // records of the open bucket its commits have published
@@ -161,9 +177,8 @@ void fail_open_bucket(writer_pointer self, const io_failure& failed) {
 
 // Makes the keys appended since the last commit durable, then publishes them to the
 // catalog with the open bucket; they are answered once it has them.
-void commit(writer_pointer self) {
+void commit_records(writer_pointer self) {
   auto& st = self->state;
-  st.commit_pending = false;
   if (!st.file->is_open() || st.open_members.empty()) return;
   if (auto failed = st.file->commit()) return fail_open_bucket(self, *failed);
   auto members = std::exchange(st.open_members, {});
@@ -182,6 +197,54 @@ void commit(writer_pointer self) {
       [members](caf::error&) mutable {
         settle_all(members, {key_error::unavailable, 0});  // the catalog is gone
       });
+}
+
+// Makes the staged forget-log entries durable; then the evictions are answered, and the
+// removes once the catalog has dropped their keys. `stopping`: the catalog is not asked
+// (it goes too), and the removes are answered with an error, durable or not.
+void commit_forgets(writer_pointer self, bool stopping) {
+  auto& st = self->state;
+  if (st.forget->staged() == 0) return;
+  auto removes = std::exchange(st.removes, {});
+  auto forgets = std::exchange(st.forgets, {});
+  auto failed = st.forget->commit();
+  if (failed)
+    spdlog::error("writer: {}; {} removes and {} evictions not made durable", failed->what,
+                  removes.size(), forgets.size());
+  for (auto& p : forgets) {
+    if (failed) p.deliver(caf::make_error(caf::sec::runtime_error, failed->what));
+    else p.deliver(caf::ok_atom_v);
+  }
+  for (auto& r : removes) {
+    if (failed || stopping) {
+      r.promise.deliver(caf::make_error(
+        caf::sec::runtime_error, failed ? failed->what : std::string{"the node is stopping"}));
+      continue;
+    }
+    self->request(st.catalog, caf::infinite, caf::delete_atom_v, std::move(r.keys), r.bound)
+      .then([p = r.promise](std::uint64_t n) mutable { p.deliver(n); },
+            [p = r.promise](caf::error& e) mutable { p.deliver(std::move(e)); });
+  }
+}
+
+// Records first: the catalog must publish the puts before a remove ahead of its delete.
+void commit(writer_pointer self) {
+  self->state.commit_pending = false;
+  commit_records(self);
+  commit_forgets(self, false);
+}
+
+void request_commit(writer_pointer self) {
+  auto& st = self->state;
+  if (st.commit_pending) return;
+  st.commit_pending = true;
+  self->send(self, commit_atom_v);
+}
+
+// Where the next record will go: a remove's bound.
+record_position append_position(const writer_state& st) {
+  if (st.file->is_open()) return {st.file->bucket_id(), st.file->file_size()};
+  return {make_bucket_id(st.options.node_id, st.next_sequence), 0};
 }
 
 // Opens a bucket when none is open; seals first when the record would overflow it.
@@ -249,11 +312,7 @@ caf::result<put_reply> accept(writer_pointer self, const std::vector<std::string
     else append(self, put, i, keys[i], value, caller_keeps);
   }
   put->release();
-  auto& st = self->state;
-  if (!st.commit_pending && !st.open_members.empty()) {
-    st.commit_pending = true;
-    self->send(self, commit_atom_v);
-  }
+  if (!self->state.open_members.empty()) request_commit(self);
   return put->promise;
 }
 
@@ -267,6 +326,8 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
   st.file = std::make_unique<bucket_writer>(bucket_writer::options{
     st.options.dir, st.options.node_id, st.options.use_uring, st.options.refuse_o_direct,
     st.options.file_mode});
+  st.forget = std::make_unique<forget_log_writer>(st.options.dir, st.options.forget_log_end,
+                                                  static_cast<mode_t>(st.options.file_mode));
   // At shutdown the last bucket is sealed, then its puts are answered: the bucket is
   // durable, and recovery publishes it at the next start if the catalog is gone now.
   self->set_exit_handler([self](caf::exit_msg& msg) {
@@ -277,6 +338,7 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
         caf::anon_send(st.catalog, caf::publish_atom_v, std::move(*bucket));
         settle_all(members, {});
       }
+    commit_forgets(self, true);
     self->quit(msg.reason);
   });
   return {
@@ -311,6 +373,29 @@ writer_actor::behavior_type writer(writer_pointer self, writer_options options,
       if (file.is_open() && file.bucket_id() == bucket_id) seal_and_publish(self, [] {});
     },
     [self](commit_atom) { commit(self); },
+    [self](caf::delete_atom, std::vector<std::string>& keys) -> caf::result<std::uint64_t> {
+      auto& st = self->state;
+      // A key the store cannot hold has no records to forget (and no entry could say it).
+      std::erase_if(keys, [](const std::string& k) {
+        return k.empty() || k.size() > bf::max_key_size;
+      });
+      if (keys.empty()) return std::uint64_t{0};
+      const auto bound = append_position(st);
+      for (const auto& k : keys) st.forget->stage({k, bound});
+      auto promise = self->make_response_promise<std::uint64_t>();
+      st.removes.push_back({promise, std::move(keys), bound});
+      request_commit(self);
+      return promise;
+    },
+    [self](forget_atom, const std::vector<forget_entry>& entries) -> caf::result<caf::ok_atom> {
+      auto& st = self->state;
+      if (entries.empty()) return caf::ok_atom_v;
+      for (const auto& e : entries) st.forget->stage(e);
+      auto promise = self->make_response_promise<caf::ok_atom>();
+      st.forgets.push_back(promise);
+      request_commit(self);
+      return promise;
+    },
   };
 }
 

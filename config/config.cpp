@@ -264,8 +264,10 @@ constexpr std::array schema = {
             "the process SIGKILLs itself after its tcp server served this many slices; 0 = never"),
     choice(SPILLWAY_KEY(fault, kill_at),
            "none|commit.written|commit.synced|commit.published|seal.written|seal.synced|"
-           "seal.renamed|seal.dir_synced|seal.published|recovery.renamed|recovery.set_aside",
-           "the process SIGKILLs itself at this step of a commit, a seal or recovery"),
+           "seal.renamed|seal.dir_synced|seal.published|recovery.renamed|recovery.set_aside|"
+           "forget.written|forget.synced|forget.compacted|forget.renamed",
+           "the process SIGKILLs itself at this step of a commit, a seal, a forget-log write "
+           "or recovery"),
     integer(SPILLWAY_KEY(fault, kill_at_hit), 1, toml_int_max,
             "... the nth time it reaches the step"),
 };

@@ -62,6 +62,11 @@ struct catalog_stats {
   bool reads_buffered = false;       // O_DIRECT was refused: reads go through the page cache
   std::uint64_t o_direct_refusals = 0;  // told by a bucket (its open) or a batch (a read)
   std::uint64_t open_files = 0;      // buckets holding a descriptor (storage.max_open_files)
+  // The forget log (runtime/storage/forget_log.hpp): entries made durable since start
+  // (one per key removed, one per key evicted), and records recovery dropped at start
+  // because an entry said they were dead.
+  std::uint64_t forget_entries_written = 0;
+  std::uint64_t forget_records_dropped = 0;
 };
 
 template <class Inspector>
@@ -69,7 +74,7 @@ typename Inspector::result_type inspect(Inspector& f, catalog_stats& x) {
   return f(x.keys, x.live_bytes, x.buckets, x.open_buckets, x.commits, x.file_bytes,
            x.garbage_bytes, x.quota_bytes,
            x.evicted_buckets, x.evicted_keys, x.reads_buffered, x.o_direct_refusals,
-           x.open_files);
+           x.open_files, x.forget_entries_written, x.forget_records_dropped);
 }
 
 struct arena_stats {

@@ -14,8 +14,27 @@
 #include "messages/stats.hpp"
 #include "messages/type_ids.hpp"
 #include "runtime/storage/bucket_format.hpp"
+#include "runtime/storage/forget_log.hpp"
 
 namespace spillway {
+
+// -- forget log ------------------------------------------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, record_position& x) {
+  return f(x.bucket_id, x.offset);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, forget_entry& x) {
+  return f(x.key, x.bound);
+}
+
+// forget(entries): makes forget-log entries durable (runtime/storage/forget_log.hpp),
+// group-committed with the writer's puts; answered ok once they are, else an error.
+// The writer is the one that answers it; the catalog asks it for evictions.
+using forget_actor = caf::typed_actor<
+  caf::replies_to<forget_atom, std::vector<forget_entry>>::with<caf::ok_atom>>;
 
 // -- writer ----------------------------------------------------------------------
 
@@ -51,13 +70,19 @@ typename Inspector::result_type inspect(Inspector& f, caller_values& x) {
 // tick(bucket id): the writer's own reminder to seal a bucket open too long.
 // commit: the writer's own reminder, queued behind the puts that came before it, to
 // make them durable and visible together (group commit).
+// delete(keys): a remove. Every record of the keys appended before it is dead: their
+// forget-log entries are made durable with the next group commit, then the catalog
+// drops the keys (those not put again since); answers how many the catalog dropped, or
+// an error when the entries could not be made durable (the keys stay).
 using writer_actor = caf::typed_actor<
   caf::replies_to<caf::put_atom, std::vector<std::string>, std::vector<std::string>>::with<
     put_reply>,
   caf::replies_to<caf::put_atom, std::vector<std::string>, caller_values>::with<put_reply>,
   caf::replies_to<caf::flush_atom>::with<caf::ok_atom>,
   caf::reacts_to<caf::tick_atom, std::uint64_t>,
-  caf::reacts_to<commit_atom>>;
+  caf::reacts_to<commit_atom>,
+  caf::replies_to<caf::delete_atom, std::vector<std::string>>::with<std::uint64_t>,
+  caf::replies_to<forget_atom, std::vector<forget_entry>>::with<caf::ok_atom>>;
 
 // -- file remover ----------------------------------------------------------------
 
@@ -177,7 +202,11 @@ using eviction_listener =
 // commit: the open bucket's newly committed records, readable from its .tmp now; the
 // open bucket is never evicted. publish: a sealed bucket; when it is the open one, its
 // keys move to the sealed file with no moment at which they are missing.
-// exists answers one flag per key (1 = present); delete answers how many it removed.
+// exists answers one flag per key (1 = present). delete(keys, bound): the writer's
+// remove, made durable; drops each key whose record lies before `bound` (a put after
+// the remove stays) and answers how many it dropped. forget(log): where evictions'
+// forget-log entries go (the writer); an evicted bucket's file is unlinked once they
+// are durable. Until it comes, evicted files wait.
 // buffered: O_DIRECT reads were refused on the data dir's filesystem; every bucket,
 // present and future, is read through the page cache from then on.
 using catalog_actor = caf::typed_actor<
@@ -186,7 +215,9 @@ using catalog_actor = caf::typed_actor<
   caf::replies_to<caf::publish_atom, bucket_records>::with<caf::ok_atom>,
   caf::replies_to<caf::resolve_atom, std::vector<std::string>>::with<resolve_reply>,
   caf::replies_to<exists_atom, std::vector<std::string>>::with<std::vector<std::uint8_t>>,
-  caf::replies_to<caf::delete_atom, std::vector<std::string>>::with<std::uint64_t>,
+  caf::replies_to<caf::delete_atom, std::vector<std::string>, record_position>::with<
+    std::uint64_t>,
+  caf::reacts_to<forget_atom, forget_actor>,
   caf::replies_to<stats_atom>::with<catalog_stats>,
   caf::reacts_to<caf::subscribe_atom, eviction_listener>>;
 

@@ -39,6 +39,8 @@ struct get_into_reply;
 struct value_placement;
 struct bucket_records;
 struct caller_values;
+struct record_position;
+struct forget_entry;
 struct rdma_qp_info;
 struct segment_descriptor;
 struct transfer_peer_info;
@@ -103,4 +105,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(spillway, (spillway::get_into_request))
   CAF_ADD_TYPE_ID(spillway, (spillway::get_into_reply))
   CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::value_placement>))
+  CAF_ADD_ATOM(spillway, spillway, forget_atom, "forget")
+  CAF_ADD_TYPE_ID(spillway, (spillway::record_position))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::forget_entry>))
 CAF_END_TYPE_ID_BLOCK(spillway)

@@ -138,6 +138,12 @@ void store_metrics(exposition& out, const catalog_stats& s) {
   out.counter("spillway_store_evicted_buckets_total", "Buckets evicted", s.evicted_buckets);
   out.counter("spillway_store_evicted_keys_total", "Keys evicted with their buckets",
               s.evicted_keys);
+  out.counter("spillway_store_forget_entries_total",
+              "Forget-log entries made durable (a key removed or evicted) since start",
+              s.forget_entries_written);
+  out.gauge("spillway_store_forget_dropped_records",
+            "Records recovery dropped at start: removed, or older than an evicted newest",
+            s.forget_records_dropped);
   out.gauge("spillway_store_reads_buffered",
             "1 once O_DIRECT was refused and reads go through the page cache (a fallback)",
             s.reads_buffered ? 1 : 0);

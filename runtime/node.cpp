@@ -151,15 +151,24 @@ std::uint64_t first_sequence(const recovered_store& recovered) {
 recovered_store recover(const storage_section& storage, std::uint64_t room) {
   const auto start = std::chrono::steady_clock::now();
   progress shown{"recovery", "files", 0};
-  auto recovered = recover_data_dir(
-    storage.data_dir,
-    {storage.quarantine, room, dir_mode_for(static_cast<mode_t>(storage.file_mode)), &shown});
+  recovered_store recovered;
+  try {
+    recovered = recover_data_dir(
+      storage.data_dir,
+      {storage.quarantine, room, dir_mode_for(static_cast<mode_t>(storage.file_mode)), &shown,
+       static_cast<mode_t>(storage.file_mode)});
+  } catch (const forget_log_unreadable& e) {
+    throw startup_error(std::string{"storage.data_dir: "} + e.what());
+  }
   shown.finish();  // before the log line, which would otherwise land on it
   std::size_t keys = 0;
   for (const auto& b : recovered.buckets) keys += b.index.entries.size();
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-  spdlog::info("recovered {} buckets, {} records in {:.1f} ms; {} files set aside",
-               recovered.buckets.size(), keys, took.count(), recovered.rejected.size());
+  spdlog::info("recovered {} buckets, {} records in {:.1f} ms; {} files set aside; {} records "
+               "dropped as removed or evicted ({} of {} forget-log entries kept)",
+               recovered.buckets.size(), keys, took.count(), recovered.rejected.size(),
+               recovered.forget.records_dropped, recovered.forget.entries_kept,
+               recovered.forget.entries_read);
   return recovered;
 }
 
@@ -295,12 +304,13 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
                                c.storage.bucket_size_limit, c.storage.bucket_keys_limit,
                                c.storage.seal_after_ms, first_sequence(recovered),
                                c.read.engine == "uring", c.fault.refuse_o_direct,
-                               static_cast<unsigned>(c.storage.file_mode)};
+                               static_cast<unsigned>(c.storage.file_mode),
+                               recovered.forget.append_at};
   // quarantine/ takes its share of the quota as if it were part of the open bucket.
   const catalog_options cataloging{c.storage.data_dir, quota,
                                    open_bucket_room + recovered.quarantine_bytes,
                                    c.storage.eviction == "lru", c.fault.refuse_o_direct,
-                                   c.storage.max_open_files};
+                                   c.storage.max_open_files, true};
 
   configure_actor_system(i.caf_config, c.node.scheduler_threads, c.security);
   i.system = std::make_unique<caf::actor_system>(i.caf_config);
@@ -311,6 +321,7 @@ node::node(node_config config) : impl_(std::make_unique<impl>()) {
   i.ask<catalog_stats>(i.catalog, stats_atom_v);
   i.meter = spawn_meter(*i.system);
   i.writer = spawn_writer(*i.system, writing, i.catalog, i.meter);
+  caf::anon_send(i.catalog, forget_atom_v, forget_actor{i.writer});  // evictions may go now
   const auto chunks = static_cast<std::uint32_t>(
     (c.read.arena_size + c.read.arena_chunk - 1) / c.read.arena_chunk);
   const auto memory_slots = static_cast<std::uint32_t>(c.read.memory_slots);
@@ -561,7 +572,7 @@ std::vector<std::uint8_t> node::exists(const std::vector<std::string>& keys) {
 }
 
 std::uint64_t node::remove(const std::vector<std::string>& keys) {
-  return impl_->ask<std::uint64_t>(impl_->catalog, caf::delete_atom_v, keys);
+  return impl_->ask<std::uint64_t>(impl_->writer, caf::delete_atom_v, keys);
 }
 
 void node::on_evicted(std::function<void(std::vector<std::string>)> callback) {

@@ -147,7 +147,11 @@ public:
   std::vector<read_value> read_values(const std::vector<std::string>& keys);
 
   std::vector<std::uint8_t> exists(const std::vector<std::string>& keys);  // 1 = present
-  std::uint64_t remove(const std::vector<std::string>& keys);             // how many were
+  // Removes the keys: answered once the removal is durable (a forget-log entry per key,
+  // fdatasynced with the removes and puts queued beside it), so no restart brings them
+  // back; how many were stored. Throws std::runtime_error when it could not be made
+  // durable (the keys stay, or may be gone after a restart).
+  std::uint64_t remove(const std::vector<std::string>& keys);
 
   // `callback` runs on a thread of its own with the keys of each evicted bucket, so the
   // embedding cache node can tell its master they are gone (and may block doing so).

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/storage/forget_log.hpp"
 #include "tools/generated_value.hpp"
 #include "runtime/node.hpp"
 #include "tests/caller_memory.hpp"
@@ -280,8 +281,88 @@ void kill_in_recovery(const std::string& point) {
   site.check();
 }
 
+// Keys put and acknowledged by a node in this process, before a child is killed.
+void put_in_process(crash_site& site, const std::string& storage, std::size_t count,
+                    std::size_t size) {
+  node n{node_on(site.config(storage, "none", 1))};
+  std::vector<std::string> keys, values;
+  for (std::size_t i = 0; i < count; ++i) {
+    keys.push_back(generated_key("p-", i));
+    values.push_back(generated_value(size, 9, keys.back()));
+  }
+  for (const auto& s : n.put(keys, values).get()) REQUIRE(s.ok());
+  for (const auto& k : keys) site.acked.push_back({k, 9, size});
+}
+
+key_error read_error(const crash_site& site, const std::string& key) {
+  node n{node_on(site.config("", "none", 1))};
+  return n.read_values({key})[0].status.error;
+}
+
+// A remove (`spillway rm`) killed at a step of its forget-log write. Before the
+// fdatasync it was not answered: the key is exact or gone. From the fdatasync on it is
+// gone for good. Every other key is exact either way, and nothing is torn.
+void kill_remove_at(const std::string& point, bool durable) {
+  const auto seed = crash_seed();
+  INFO("replay with SPILLWAY_CRASH_SEED=" << seed);
+  std::mt19937_64 random{seed};
+  const std::string storage = "bucket_keys_limit = 4\nseal_after_ms = 600000\n";
+  for (int run = 0; run < 4; ++run) {
+    crash_site site;
+    put_in_process(site, storage, 3 + random() % 6, 4096 + random() % 200000);
+    const auto victim = site.acked[random() % site.acked.size()];
+    std::erase_if(site.acked, [&](const put_key& k) { return k.key == victim.key; });
+    const auto killed =
+      test::run_spillway({"rm", victim.key, "-c", site.config(storage, point, 1)});
+    REQUIRE_MESSAGE(killed.exit_code == 128 + SIGKILL, "rm was not killed at ", point, ": exit ",
+                    killed.exit_code, "\n", killed.err);
+    if (!durable) site.unacked.push_back(victim);
+    INFO("run " << run << ": removed " << victim.key);
+    site.check();
+    if (durable) CHECK(read_error(site, victim.key) == key_error::not_found);
+  }
+}
+
+// The compaction at start killed at each step: the old log or the new one is whole, so
+// an acknowledged remove holds either way, and the next start finishes the compaction.
+void kill_compaction_at(const std::string& point) {
+  crash_site site;
+  const std::string storage = "bucket_keys_limit = 4\n";
+  put_in_process(site, storage, 6, 100000);
+  const auto victim = site.acked.front();
+  site.acked.erase(site.acked.begin());
+  {
+    node n{node_on(site.config(storage, "none", 1))};
+    CHECK(n.remove({victim.key}) == 1);
+    CHECK(n.remove({"never-put"}) == 0);  // an entry the compaction drops
+  }
+  REQUIRE(read_forget_log(site.data_dir).entries.size() == 2);
+  const auto killed =
+    test::run_spillway({"get", victim.key, "-c", site.config(storage, point, 1)});
+  REQUIRE_MESSAGE(killed.exit_code == 128 + SIGKILL, "not killed in the compaction: exit ",
+                  killed.exit_code, "\n", killed.err);
+  site.check();
+  CHECK(read_error(site, victim.key) == key_error::not_found);
+  const auto log = read_forget_log(site.data_dir);
+  CHECK(log.entries.size() == 1);
+  CHECK(log.damaged.empty());
+  CHECK_FALSE(std::filesystem::exists(site.data_dir + "/" + forget_log_tmp_name));
+}
+
 TEST_SUITE("fault") {
 
+TEST_CASE("crash point forget.written: an unanswered remove leaves its key exact or gone") {
+  kill_remove_at("forget.written", false);
+}
+TEST_CASE("crash point forget.synced: a remove made durable stays removed") {
+  kill_remove_at("forget.synced", true);
+}
+TEST_CASE("crash point forget.compacted: the old forget log still holds every remove") {
+  kill_compaction_at("forget.compacted");
+}
+TEST_CASE("crash point forget.renamed: the new forget log holds every remove") {
+  kill_compaction_at("forget.renamed");
+}
 TEST_CASE("crash point commit.written: acknowledged keys survive") { kill_at("commit.written"); }
 TEST_CASE("crash point commit.synced: acknowledged keys survive") { kill_at("commit.synced"); }
 TEST_CASE("crash point commit.published: acknowledged keys survive") {

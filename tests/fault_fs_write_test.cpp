@@ -87,6 +87,26 @@ TEST_CASE_FIXTURE(test::node_leaks,
     }
 }
 
+// A remove is answered once its forget-log entry is synced: a failed fdatasync of the
+// log fails the remove by name and leaves the key served; the next remove goes through.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "faultfs: a remove whose forget log cannot be synced fails and the key stays") {
+  test::faultfs_mount fs;
+  if (!fs.usable()) return test::skip_test(fs.why());
+  node n{config_on(fs)};
+  dataset d;
+  d.write(n, 4, "removed-");
+  const auto rule = fs.add("op=fdatasync path=*/forget.log fault=eio count=1");
+  CHECK_THROWS_WITH_AS(n.remove({d.keys[0]}), doctest::Contains("forget.log"),
+                       std::runtime_error);
+  CHECK(fs.injected(rule) == 1);
+  CHECK(n.exists({d.keys[0]}) == std::vector<std::uint8_t>{1});
+  check_read(n, d.keys);
+  CHECK(n.remove({d.keys[0]}) == 1);
+  CHECK(n.exists({d.keys[0]}) == std::vector<std::uint8_t>{0});
+  check_arena(n);
+}
+
 // Found by the soak: a bucket whose seal failed after puts in it were acknowledged stayed
 // open in the catalog for good, never sealed and never evicted, one more each time.
 TEST_CASE_FIXTURE(test::node_leaks,

@@ -61,31 +61,37 @@ std::string active_faults::describe() const {
 void model::put_acked(std::uint32_t key, version v) {
   auto& k = keys_[key];
   k.candidates = {v};
-  k.history.push_back(v);
   k.may_be_absent = false;
-  k.revived = false;
+  k.acked = v;
+  k.failed_after.clear();
+  k.maybe_removed = false;
   std::lock_guard lock{evicted_mutex_};
   evicted_.erase(key_name(key));
 }
 
 void model::put_failed(std::uint32_t key, version v) {
   keys_[key].candidates.push_back(v);
-  keys_[key].history.push_back(v);
+  keys_[key].failed_after.push_back(v);
 }
 
 void model::removed(std::uint32_t key) {
-  keys_[key].candidates.clear();
-  keys_[key].may_be_absent = true;
+  auto& k = keys_[key];
+  k.candidates.clear();
+  k.may_be_absent = true;
+  k.acked.reset();
+  k.failed_after.clear();
 }
+
+void model::remove_failed(std::uint32_t key) { keys_[key].maybe_removed = true; }
 
 void model::restarted() {
   std::lock_guard lock{evicted_mutex_};
   for (std::uint32_t key = 0; key < keyspace; ++key) {
     auto& k = keys_[key];
-    if (!k.may_be_absent && !evicted_.count(key_name(key))) continue;
-    k.candidates = k.history;
-    k.may_be_absent = true;
-    k.revived = !k.history.empty();
+    k.candidates = k.failed_after;
+    if (k.acked) k.candidates.insert(k.candidates.begin(), *k.acked);
+    k.may_be_absent =
+      k.may_be_absent || !k.acked || k.maybe_removed || evicted_.count(key_name(key)) > 0;
   }
 }
 
@@ -116,7 +122,6 @@ std::string model::check(std::uint32_t key, const key_status& status,
       if (v.size != bytes.size() || value_of(key, v) != std::string_view{
             reinterpret_cast<const char*>(bytes.data()), bytes.size()})
         continue;
-      resurrected_ += std::exchange(k.revived, false);
       return "";
     }
     return name + ": wrong bytes: " + std::to_string(bytes.size()) + " bytes returned ok, " +

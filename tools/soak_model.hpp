@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -50,10 +51,14 @@ public:
   // A put that failed was never published, but its record may have reached the
   // bucket's .tmp whole, and a restart serves what the .tmp holds whole.
   void put_failed(std::uint32_t key, version v);
+  // An acknowledged remove kills every record of the key put before it, failed or not.
   void removed(std::uint32_t key);
-  // Recovery indexes every record on disk: a key removed, or whose newest record's
-  // bucket was evicted, may come back with any value it ever had (a known gap: nothing
-  // on disk says a record was removed or superseded by one in a bucket now gone).
+  // A remove that failed (its forget-log entry not made durable): the key stays, but a
+  // restart may find the entry on disk after all.
+  void remove_failed(std::uint32_t key);
+  // What a restart may serve: the newest acknowledged value, and the values of puts that
+  // failed after it; absent too where the key was removed or evicted (or never
+  // acknowledged). Never an older value: the forget log says which records are dead.
   void restarted();
   // node::on_evicted's keys, from its own thread.
   void evicted(const std::vector<std::string>& keys);
@@ -68,15 +73,13 @@ public:
   // Keys a read must find (acknowledged, not removed, not seen evicted).
   std::vector<std::uint32_t> certain_keys() const;
 
-  // Reads of keys that came back so (see restarted()).
-  std::uint64_t resurrected() const { return resurrected_; }
-
 private:
   struct key_state {
     std::vector<version> candidates;  // what a read may return
     bool may_be_absent = true;        // never acknowledged, removed or evicted
-    std::vector<version> history;     // every value ever put: a restart may bring one back
-    bool revived = false;             // candidates came back with a restart
+    std::optional<version> acked;     // the newest acknowledged put, unless removed since
+    std::vector<version> failed_after;  // puts that failed since it (or since the remove)
+    bool maybe_removed = false;       // a remove failed since: a restart may find it done
   };
   bool seen_evicted(std::uint32_t key);  // waits a bounded while for its report
 
@@ -84,7 +87,6 @@ private:
   key_state keys_[keyspace];
   std::mutex evicted_mutex_;
   std::unordered_set<std::string> evicted_;  // reported and not put again since
-  std::uint64_t resurrected_ = 0;
 };
 
 }  // namespace spillway::soak

@@ -64,6 +64,8 @@ void tally::add(node& n) {
   }
   const auto store = n.store_stats();
   evicted_keys += store.evicted_keys;
+  forget_entries += store.forget_entries_written;
+  forget_records_dropped += store.forget_records_dropped;
   o_direct_refusals += store.o_direct_refusals;
   const auto moved = n.transfers();
   lanes_lost += moved.lanes_lost;
@@ -238,8 +240,18 @@ void runner::get_during_put(const op& o) {
   if (put_failed) std::rethrow_exception(put_failed);
 }
 
+// A remove fails only when its forget-log entries could not be made durable: a write
+// fault; the keys stay, though a restart may find them removed.
 void runner::remove(const std::vector<std::uint32_t>& keys) {
-  const auto removed = node_->remove(names(keys));
+  std::uint64_t removed = 0;
+  try {
+    removed = node_->remove(names(keys));
+  } catch (const std::runtime_error& e) {
+    for (const auto k : keys) model_.remove_failed(k);
+    if (!faults_.any_write())
+      finding(std::string{"remove failed with no fault to explain it: "} + e.what());
+    return;
+  }
   if (removed > keys.size())
     finding("remove of " + std::to_string(keys.size()) + " keys removed " +
             std::to_string(removed));

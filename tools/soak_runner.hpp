@@ -25,6 +25,8 @@ namespace spillway::soak {
 // What the faults did, summed over the nodes: the proof that they happened.
 struct tally {
   std::uint64_t evicted_keys = 0;
+  std::uint64_t forget_entries = 0;          // removes and evictions made durable
+  std::uint64_t forget_records_dropped = 0;  // records recoveries found dead
   std::uint64_t reader_restarts = 0;        // readers killed and replaced
   std::uint64_t ring_resets = 0;            // ring failures recovered from
   std::uint64_t registration_failures = 0;  // readers left on plain reads
@@ -53,7 +55,6 @@ public:
   // node; the findings.
   std::vector<std::string> finish();
 
-  std::uint64_t resurrected() const { return model_.resurrected(); }
   const tally& faults_seen() const { return tally_; }
 
 private:

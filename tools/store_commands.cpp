@@ -194,7 +194,10 @@ int run_inspect(const node_config& config, bool verify) {
   shown.finish();
   std::cout << "buckets " << r.buckets << "\nrecords " << r.records << "\nkeys " << r.keys
             << "\nfile bytes " << r.file_bytes << "\nlive bytes " << r.live_bytes
-            << "\ngarbage bytes " << r.garbage_bytes << "\n";
+            << "\ngarbage bytes " << r.garbage_bytes << "\nforget log entries "
+            << r.forget_entries << " bytes " << r.forget_bytes << " records forgotten "
+            << r.forgotten_records << " torn bytes " << r.forget_torn_bytes << "\n";
+  for (const auto& d : r.forget_damaged) std::cout << "damaged forget.log " << d << "\n";
   for (const auto& b : r.sound_buckets)
     std::cout << "bucket " << b.file << " version " << b.format_version << " records "
               << b.records << "\n";
@@ -206,7 +209,10 @@ int run_inspect(const node_config& config, bool verify) {
     std::cout << "bad record: bucket " << b.bucket_file << " key '" << printable_key(b.key)
               << "' offset " << b.offset << ": " << b.problem << "\n";
   if (verify) std::cout << "verified: " << r.bad_records.size() << " bad records\n";
-  return r.bad_records.empty() && r.damaged.empty() && r.unreadable.empty() ? 0 : 1;
+  return r.bad_records.empty() && r.damaged.empty() && r.unreadable.empty() &&
+             r.forget_damaged.empty()
+           ? 0
+           : 1;
 }
 
 }  // namespace spillway

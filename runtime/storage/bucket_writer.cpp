@@ -91,10 +91,6 @@ void consume(std::span<iovec> pieces, std::size_t& first, std::size_t n) {
   }
 }
 
-io_failure failure(int err, const char* op, const std::filesystem::path& path) {
-  return {err, std::string{op} + " " + path.string() + ": " + std::strerror(err)};
-}
-
 }  // namespace
 
 struct bucket_writer::state {
@@ -146,7 +142,7 @@ struct bucket_writer::state {
       }
     }
     s.in_flight = false;
-    if (res <= 0 && !failed) failed = failure(res < 0 ? -res : EIO, "write", tmp_path);
+    if (res <= 0 && !failed) failed = make_io_failure(res < 0 ? -res : EIO, "write", tmp_path);
   }
 
   void wait(std::size_t index) {
@@ -173,7 +169,7 @@ struct bucket_writer::state {
                                   static_cast<int>(pieces.size() - first),
                                   static_cast<off_t>(offset));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) failed = failure(w < 0 ? errno : EIO, "write", tmp_path);
+      if (w <= 0) failed = make_io_failure(w < 0 ? errno : EIO, "write", tmp_path);
       else {
         consume(pieces, first, static_cast<std::size_t>(w));
         offset += static_cast<std::uint64_t>(w);
@@ -300,7 +296,7 @@ std::optional<io_failure> bucket_writer::open(std::uint64_t bucket_id) {
   assert(!is_open());
   s_->id = bucket_id;
   s_->tmp_path = s_->opts.dir / bucket_tmp_name(bucket_id);
-  if (const int err = s_->open_tmp()) return failure(err, "create", s_->tmp_path);
+  if (const int err = s_->open_tmp()) return make_io_failure(err, "create", s_->tmp_path);
   s_->size = 0;
   s_->current = 0;
   s_->cur().clear();
@@ -351,19 +347,20 @@ std::optional<io_failure> bucket_writer::state::finish(bucket_index& sealed) {
   if (failed) return failed;
   // Records staged after the last commit and then rewound may lie past the footer.
   if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0)
-    return failure(errno, "truncate", tmp_path);
+    return make_io_failure(errno, "truncate", tmp_path);
   reach(crash_point::seal_written);
-  if (::fdatasync(fd.get()) != 0) return failure(errno, "fdatasync", tmp_path);
+  if (::fdatasync(fd.get()) != 0) return make_io_failure(errno, "fdatasync", tmp_path);
   reach(crash_point::seal_synced);
   const auto path = opts.dir / bucket_file_name(id);
-  if (::rename(tmp_path.c_str(), path.c_str()) != 0) return failure(errno, "rename", tmp_path);
+  if (::rename(tmp_path.c_str(), path.c_str()) != 0)
+    return make_io_failure(errno, "rename", tmp_path);
   reach(crash_point::seal_renamed);
   if (const int err = fsync_dir(opts.dir); err != 0) {
     // Not durable under its name: it must not be published. Acknowledged records keep
     // it, for recovery at the next start, under the name their reads and eviction use.
     if (committed_records == 0) ::unlink(path.c_str());
     else ::rename(path.c_str(), tmp_path.c_str());
-    return failure(err, "fsync directory", opts.dir);
+    return make_io_failure(err, "fsync directory", opts.dir);
   }
   reach(crash_point::seal_dir_synced);
   sealed.header = header;
@@ -379,10 +376,11 @@ std::optional<io_failure> bucket_writer::commit() {
   s.write_staged();
   if (s.failed) return s.failed;
   reach(crash_point::commit_written);
-  if (::fdatasync(s.fd.get()) != 0) return s.failed = failure(errno, "fdatasync", s.tmp_path);
+  if (::fdatasync(s.fd.get()) != 0)
+    return s.failed = make_io_failure(errno, "fdatasync", s.tmp_path);
   if (s.committed_records == 0)
     if (const int err = fsync_dir(s.opts.dir); err != 0)
-      return s.failed = failure(err, "fsync directory", s.opts.dir);
+      return s.failed = make_io_failure(err, "fsync directory", s.opts.dir);
   reach(crash_point::commit_synced);
   s.committed_records = s.entries.size();
   s.committed_bytes = s.size;

@@ -21,13 +21,9 @@
 #include <string_view>
 
 #include "runtime/storage/bucket_file.hpp"
+#include "runtime/storage/io_failure.hpp"
 
 namespace spillway {
-
-struct io_failure {
-  int sys_errno = 0;
-  std::string what;  // "write /data/00010000000000a1.tmp: No space left on device"
-};
 
 class bucket_writer {
 public:

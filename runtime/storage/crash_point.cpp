@@ -12,7 +12,8 @@ namespace {
 constexpr std::array<std::string_view, crash_point_count> names = {
   "commit.written", "commit.synced",    "commit.published", "seal.written",
   "seal.synced",    "seal.renamed",     "seal.dir_synced",  "seal.published",
-  "recovery.renamed", "recovery.set_aside",
+  "recovery.renamed", "recovery.set_aside", "forget.written", "forget.synced",
+  "forget.compacted", "forget.renamed",
 };
 
 constexpr int unarmed = -1;

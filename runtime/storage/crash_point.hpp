@@ -22,8 +22,12 @@ enum class crash_point {
   seal_published,    // ... published by the catalog, its puts not yet answered
   recovery_renamed,  // recovery sealed an unsealed bucket and renamed it, no dir fsync yet
   recovery_set_aside,  // recovery moved a damaged or torn file to quarantine/
+  forget_written,    // forget-log entries (removes, evictions) written, not yet fdatasynced
+  forget_synced,     // ... fdatasynced, the catalog not yet told, nothing answered
+  forget_compacted,  // recovery wrote and synced forget.log.tmp, not yet renamed
+  forget_renamed,    // ... renamed to forget.log, the directory not yet fsynced
 };
-constexpr std::size_t crash_point_count = 10;
+constexpr std::size_t crash_point_count = 14;
 
 // "commit.written", "seal.dir_synced", ...: the names fault.kill_at takes.
 std::string_view name_of(crash_point point);

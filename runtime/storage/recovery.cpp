@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/storage/crash_point.hpp"
+#include "runtime/storage/forget_recovery.hpp"
 #include "runtime/storage/unsealed_bucket.hpp"
 
 namespace spillway {
@@ -157,7 +158,11 @@ void complete_unsealed(recovered_store& store) {
 
 }  // namespace
 
-recovered_store scan_data_dir(const fs::path& dir) { return scan(dir, nullptr); }
+recovered_store scan_data_dir(const fs::path& dir) {
+  auto store = scan(dir, nullptr);
+  apply_forget_log(dir, store, false, 0);
+  return store;
+}
 
 recovered_store recover_data_dir(const fs::path& dir, const recovery_options& options) {
   auto store = scan(dir, options.shown);
@@ -165,6 +170,7 @@ recovered_store recover_data_dir(const fs::path& dir, const recovery_options& op
   for (const auto& file : store.rejected) set_aside(file, dir, options);
   for (const auto& file : store.unreadable)
     spdlog::warn("recovery: left {} in place, not served: {}", file.path.string(), file.reason);
+  apply_forget_log(dir, store, true, options.file_mode);
   trim_quarantine(dir, options.quota_bytes, store);
   return store;
 }

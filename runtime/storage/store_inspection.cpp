@@ -60,6 +60,14 @@ store_inspection inspect_store(const std::filesystem::path& data_dir, bool verif
   }
   for (const auto& r : store.unreadable)
     out.unreadable.push_back(r.path.filename().string() + ": " + r.reason);
+  const auto& forget = store.forget;
+  out.forget_entries = forget.entries_read;
+  out.forget_bytes = forget.file_bytes;
+  out.forgotten_records = forget.records_dropped;
+  out.forget_torn_bytes = forget.torn_bytes;
+  for (const auto& d : forget.damaged)
+    out.forget_damaged.push_back("offset " + std::to_string(d.offset) + ": " +
+                                 std::to_string(d.length) + " bytes: " + d.what);
   out.verified = verify;
   return out;
 }

@@ -36,6 +36,13 @@ struct store_inspection {
   std::vector<std::string> unsealed; // .tmp files: buckets being written, or a crash's
   std::vector<inspected_bucket> sound_buckets;  // in bucket id order
   std::vector<bad_record> bad_records;
+  // The forget log: its whole entries and bytes, the records they kill (not counted
+  // above), a torn tail, and damaged stretches ("offset N: L bytes: why").
+  std::uint64_t forget_entries = 0;
+  std::uint64_t forget_bytes = 0;
+  std::uint64_t forgotten_records = 0;
+  std::uint64_t forget_torn_bytes = 0;
+  std::vector<std::string> forget_damaged;
   bool verified = false;
 };
 

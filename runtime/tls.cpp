@@ -97,12 +97,23 @@ bool peer_alert(unsigned long code) {
          ERR_GET_REASON(code) >= SSL_AD_REASON_OFFSET;
 }
 
-// Logs a call that ended its connection: a failed handshake, or an alert from the peer.
-// An established connection that ends otherwise (the peer went away) is only debug.
-void note(const SSL* ssl, int result) {
+// Marks a connection whose end was logged: CAF calls again after a failure (its write
+// after its read), and that call fails with nothing new to say.
+bool first_failure(SSL* ssl) {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  static char logged = 0;
+  if (SSL_get_ex_data(ssl, index) != nullptr) return false;
+  SSL_set_ex_data(ssl, index, &logged);
+  return true;
+}
+
+// Logs a call that ended its connection, once: a failed handshake, or an alert from the
+// peer. An established connection that ends otherwise (the peer went away) is only debug.
+void note(SSL* ssl, int result) {
   if (result > 0) return;
   const int kind = SSL_get_error(ssl, result);
   if (kind != SSL_ERROR_SSL && kind != SSL_ERROR_SYSCALL) return;  // WANT_*, a clean close
+  if (!first_failure(ssl)) return;
   const bool in_handshake = SSL_is_init_finished(ssl) == 0;
   if (!in_handshake && !peer_alert(ERR_peek_error())) {
     spdlog::debug("TLS: connection with {} ended: {}", peer_of(ssl), reason_of(ssl));
@@ -159,12 +170,16 @@ void check_tls_files(const security_section& security) {
   if (SSL_CTX_use_certificate_chain_file(ctx, security.certificate.c_str()) != 1)
     throw startup_error(named("certificate", security.certificate) +
                         ": not a PEM certificate: " + openssl_errors());
-  if (SSL_CTX_use_PrivateKey_file(ctx, security.key.c_str(), SSL_FILETYPE_PEM) != 1)
+  if (SSL_CTX_use_PrivateKey_file(ctx, security.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
+      throw startup_error(named("key", security.key) +
+                          ": not the key of security.certificate (" + openssl_errors() + ")");
     throw startup_error(named("key", security.key) + ": cannot load the private key (" +
                         openssl_errors() + ")" +
                         (security.passphrase.empty()
                            ? "; if it is encrypted, set security.passphrase"
                            : "; is security.passphrase its passphrase?"));
+  }
   if (SSL_CTX_check_private_key(ctx) != 1)
     throw startup_error(named("key", security.key) + ": not the key of security.certificate (" +
                         openssl_errors() + ")");

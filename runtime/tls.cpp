@@ -25,6 +25,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <caf/actor_system_config.hpp>
 #include <caf/openssl/manager.hpp>
@@ -97,22 +98,50 @@ bool peer_alert(unsigned long code) {
          ERR_GET_REASON(code) >= SSL_AD_REASON_OFFSET;
 }
 
-// Logs a call that ended its connection: a failed handshake, or an alert from the peer.
-// An established connection that ends otherwise (the peer went away) is only debug.
-void note(const SSL* ssl, int result) {
+// What the wrappers keep per connection: its peer, read at its first TLS call (once
+// the peer has reset the connection, getpeername no longer says), and whether its end
+// was logged (CAF calls again after a failure, and that call has nothing new to say).
+struct connection_note {
+  std::string peer;
+  bool logged = false;
+};
+
+int note_index() {
+  static const int index = SSL_get_ex_new_index(
+    0, nullptr, nullptr, nullptr,
+    [](void*, void* note, CRYPTO_EX_DATA*, int, long, void*) {
+      delete static_cast<connection_note*>(note);
+    });
+  return index;
+}
+
+connection_note& note_of(SSL* ssl) {
+  auto* note = static_cast<connection_note*>(SSL_get_ex_data(ssl, note_index()));
+  if (note == nullptr) {
+    note = new connection_note{peer_of(ssl)};
+    SSL_set_ex_data(ssl, note_index(), note);
+  }
+  return *note;
+}
+
+// Logs a call that ended its connection, once: a failed handshake, or an alert from the
+// peer. An established connection that ends otherwise (the peer went away) is only debug.
+void note(SSL* ssl, int result) {
   if (result > 0) return;
   const int kind = SSL_get_error(ssl, result);
   if (kind != SSL_ERROR_SSL && kind != SSL_ERROR_SYSCALL) return;  // WANT_*, a clean close
+  auto& connection = note_of(ssl);
+  if (std::exchange(connection.logged, true)) return;
   const bool in_handshake = SSL_is_init_finished(ssl) == 0;
   if (!in_handshake && !peer_alert(ERR_peek_error())) {
-    spdlog::debug("TLS: connection with {} ended: {}", peer_of(ssl), reason_of(ssl));
+    spdlog::debug("TLS: connection with {} ended: {}", connection.peer, reason_of(ssl));
     return;
   }
   failed_handshakes.fetch_add(1, std::memory_order_relaxed);
   if (SSL_is_server(ssl) != 0)
-    spdlog::warn("TLS: refused peer {}: {}", peer_of(ssl), reason_of(ssl));
+    spdlog::warn("TLS: refused peer {}: {}", connection.peer, reason_of(ssl));
   else
-    spdlog::warn("TLS: handshake with {} failed: {}", peer_of(ssl), reason_of(ssl));
+    spdlog::warn("TLS: handshake with {} failed: {}", connection.peer, reason_of(ssl));
 }
 
 // OpenSSL's queued errors, as one line, and the queue emptied.
@@ -159,12 +188,16 @@ void check_tls_files(const security_section& security) {
   if (SSL_CTX_use_certificate_chain_file(ctx, security.certificate.c_str()) != 1)
     throw startup_error(named("certificate", security.certificate) +
                         ": not a PEM certificate: " + openssl_errors());
-  if (SSL_CTX_use_PrivateKey_file(ctx, security.key.c_str(), SSL_FILETYPE_PEM) != 1)
+  if (SSL_CTX_use_PrivateKey_file(ctx, security.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
+      throw startup_error(named("key", security.key) +
+                          ": not the key of security.certificate (" + openssl_errors() + ")");
     throw startup_error(named("key", security.key) + ": cannot load the private key (" +
                         openssl_errors() + ")" +
                         (security.passphrase.empty()
                            ? "; if it is encrypted, set security.passphrase"
                            : "; is security.passphrase its passphrase?"));
+  }
   if (SSL_CTX_check_private_key(ctx) != 1)
     throw startup_error(named("key", security.key) + ": not the key of security.certificate (" +
                         openssl_errors() + ")");
@@ -192,6 +225,7 @@ extern "C" {
 
 __attribute__((visibility("default"))) int SSL_accept(SSL* ssl) {
   static const auto call = spillway::libssl_definition<int (*)(SSL*)>("SSL_accept");
+  spillway::note_of(ssl);
   ERR_clear_error();
   const int result = call(ssl);
   spillway::note(ssl, result);
@@ -200,6 +234,7 @@ __attribute__((visibility("default"))) int SSL_accept(SSL* ssl) {
 
 __attribute__((visibility("default"))) int SSL_connect(SSL* ssl) {
   static const auto call = spillway::libssl_definition<int (*)(SSL*)>("SSL_connect");
+  spillway::note_of(ssl);
   ERR_clear_error();
   const int result = call(ssl);
   spillway::note(ssl, result);

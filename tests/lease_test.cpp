@@ -148,15 +148,40 @@ TEST_CASE_FIXTURE(test::node_leaks,
   check_arena(*store.n);
 }
 
+// What another process reaches of the arena below: its requests relayed, so that the
+// arena itself (a detached actor) is never published: CAF 0.17.6 then sometimes kept
+// it referenced past the middleman's stop, and the actor system waited for its thread
+// for ever. The holder a ready names is the remote one all the same.
+arena_actor::behavior_type arena_relay(arena_actor::pointer self, arena_actor arena) {
+  return {
+    [self, arena](alloc_atom, std::vector<std::uint64_t>& sizes,
+                  bool whole) -> caf::result<arena_grant> {
+      auto promise = self->make_response_promise<arena_grant>();
+      self->request(arena, caf::infinite, alloc_atom_v, std::move(sizes), whole)
+        .then([promise](arena_grant& g) mutable { promise.deliver(std::move(g)); },
+              [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      return promise;
+    },
+    [self, arena](ready_atom, std::uint64_t lease, caf::actor& holder) {
+      self->send(arena, ready_atom_v, lease, std::move(holder));
+    },
+    [self, arena](release_atom, std::uint64_t lease) { self->send(arena, release_atom_v, lease); },
+    [self, arena](stats_atom) { return self->delegate(arena, stats_atom_v); },
+    [](caf::tick_atom) {},
+    [](caf::timeout_atom, std::uint64_t) {},
+  };
+}
+
 // No node publishes its arena's leases any more (the node service answers get_into
 // instead), but the arena keeps a clock for a holder in another process all the same:
-// an arena of 4 MiB in an actor system of its own, published on a free port of
+// an arena of 4 MiB in an actor system of its own, reached from a free port of
 // 127.0.0.1, and an actor system of "another process" holding a lease from it.
 struct published_arena {
   caf::actor_system_config config;
   std::optional<caf::actor_system> system;
   registrar_actor registrar;
   arena_actor arena;
+  arena_actor relay;
   std::uint16_t port = 0;
 
   explicit published_arena(std::uint64_t lease_ms) {
@@ -169,11 +194,13 @@ struct published_arena {
     read.lease_ms = lease_ms;
     registrar = spawn_registrar(*system, 1);
     arena = spawn_arena(*system, read, registrar);
-    auto published = system->middleman().publish(arena, 0, "127.0.0.1");
+    relay = system->spawn(arena_relay, arena);
+    auto published = system->middleman().publish(relay, 0, "127.0.0.1");
     REQUIRE_MESSAGE(published, system->render(published.error()));
     port = *published;
   }
   ~published_arena() {
+    caf::anon_send_exit(relay, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(arena, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(registrar, caf::exit_reason::user_shutdown);
   }

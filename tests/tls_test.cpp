@@ -35,6 +35,7 @@
 #include "runtime/node.hpp"
 #include "tests/caller_memory.hpp"
 #include "tests/log_capture.hpp"
+#include "tests/node_leaks.hpp"
 #include "tests/serve_process.hpp"
 #include "tests/skip.hpp"
 #include "tests/subprocess.hpp"
@@ -370,8 +371,8 @@ TEST_CASE("an exit or a link's exit or an error sent to the published node servi
   CHECK(c.get({"k"}).at(0).value == "v");
 }
 
-TEST_CASE("an exit sent to a node's transfer host from another process is dropped and it "
-          "keeps answering") {
+TEST_CASE_FIXTURE(test::node_leaks, "an exit sent to a node's transfer host from another "
+                                    "process is dropped and it keeps answering") {
   test::log_capture log{"warn"};
   test::temp_dir dir;
   auto config = test::published_node(dir.path());
@@ -389,6 +390,7 @@ TEST_CASE("an exit sent to a node's transfer host from another process is droppe
              [&](caf::error& err) { FAIL("describe: " << attacker.system->render(err)); });
   CHECK(described);
   CHECK(log.count("dropped an exit message (exit_reason(kill)) sent to the transfer host") == 1);
+  check_arena(n);
 }
 
 // CAF's default connection timeout (0) keeps such a connection, and what it allocated

@@ -38,8 +38,7 @@ std::string read_input(const std::string& file);  // FILE, or stdin for "-"
 int print_exists(const std::vector<std::string>& keys, const std::vector<std::uint8_t>& present);
 
 // The same against running nodes (tools/cluster_commands.cpp), through spillway::client.
-int run_remote_put(const cluster_section& cluster, const std::string& key,
-                   const std::string& value);
+int run_remote_put(const cluster_section& cluster, const std::string& key, std::string value);
 int run_remote_get(const cluster_section& cluster, const std::string& key);
 int run_remote_exists(const cluster_section& cluster, const std::vector<std::string>& keys);
 int run_remote_remove(const cluster_section& cluster, const std::vector<std::string>& keys);

@@ -31,21 +31,15 @@ struct pull_fixture : test::cluster_fixture {
   std::optional<test::caller_memory> source;  // the values, registered: put_from's
   std::optional<test::caller_memory> back;    // get_into's targets, registered
 
-  std::vector<std::size_t> sizes() const {
-    std::vector<std::size_t> out;
-    for (const auto& v : values) out.push_back(v.size());
-    return out;
-  }
-
   // `user` connected to the nodes of `cluster`, the values in registered memory.
   client& ready(const cluster_section& cluster) {
     user.emplace(cluster);
     REQUIRE(user->await_connected(30s) == nodes.size());
-    source.emplace(sizes(), 0, 0);
+    source.emplace(value_sizes(), 0, 0);
     for (std::size_t k = 0; k < values.size(); ++k)
       std::memcpy(source->buffers()[k].data(), values[k].data(), values[k].size());
     user->register_memory(source->base(), source->size());
-    back.emplace(sizes(), 0, 0);
+    back.emplace(value_sizes(), 0, 0);
     user->register_memory(back->base(), back->size());
     return *user;
   }
@@ -79,15 +73,6 @@ struct pull_fixture : test::cluster_fixture {
       CHECK(got_sizes[j] == values[k].size());
       CHECK_MESSAGE(back->holds(k, values[k]), keys[k] << ": not its exact bytes");
     }
-  }
-
-  // Every node's arena has every extent back.
-  static bool arenas_clean(client& c) {
-    for (const auto& r : c.stats())
-      if (!r.error.empty() || r.report.arena.leases != 0 ||
-          r.report.arena.free_bytes != r.report.arena.ready_bytes)
-        return false;
-    return true;
   }
 };
 

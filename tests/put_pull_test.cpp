@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <optional>
 #include <string>
@@ -18,6 +19,8 @@
 #include "tests/eventually.hpp"
 #include "tests/faultfs_mount.hpp"
 #include "tests/skip.hpp"
+#include "tests/subprocess.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace spillway {
 namespace {
@@ -124,6 +127,22 @@ TEST_CASE_FIXTURE(pull_fixture,
   // put carries values inline only: the same large value is too_large there.
   CHECK(c.put({"inline"}, {unregistered}).at(0) == key_status{key_error::too_large, 0});
   CHECK(arenas_clean(c));
+}
+
+TEST_CASE_FIXTURE(pull_fixture,
+                  "the CLI puts a value over a message's limit on --node by having the node pull it") {
+  make_values(1, {5 * MiB});
+  nodes[0].start();
+  cluster_section one;
+  one.nodes = {nodes[0].address()};
+  one.request_timeout_ms = test::request_timeout_ms;
+  test::temp_dir dir;
+  const auto file = (dir.path() / "value").string();
+  std::ofstream{file, std::ios::binary} << values[0];
+  const auto put = test::run_spillway({"put", keys[0], file, "--node", nodes[0].address()});
+  REQUIRE_MESSAGE(put.exit_code == 0, put.err);
+  ready(one);
+  check_back({0});
 }
 
 // The victim's writes are frozen in spillway-faultfs: it has pulled its values into its

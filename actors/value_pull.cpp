@@ -80,7 +80,8 @@ void check_alone(pull_state& st, std::uint32_t k) {
     refuse(st, k, bad.error, "keys[" + std::to_string(k) + "]: empty or over " +
                                std::to_string(bucket_format::max_key_size) + " bytes");
   else if (s.size == 0)
-    refuse(st, k, key_error::bad_range, field(k, ".size") + ": 0 bytes (put an empty value inline)");
+    refuse(st, k, key_error::bad_range,
+           field(k, ".size") + ": 0 bytes (put an empty value inline)");
   else if (__builtin_add_overflow(s.offset, s.size, &end))
     refuse(st, k, key_error::bad_range, field(k, ".offset") + ": offset + size wraps");
   else if (s.size > bucket_format::max_value_size)
@@ -183,7 +184,8 @@ void on_read(pull_pointer self, std::uint64_t id, const std::vector<transfer_sta
   std::size_t failed = 0;
   for (std::size_t j = 0; j < p.keys.size(); ++j) {
     const auto k = p.keys[j];
-    const auto s = j < statuses.size() ? statuses[j] : transfer_status{transfer_error::unavailable, 0};
+    const auto s =
+      j < statuses.size() ? statuses[j] : transfer_status{transfer_error::unavailable, 0};
     if (!s.ok()) {
       settle(st, k, pulled(s));
       if (st.reply.keys[k].error == key_error::bad_range)
@@ -307,7 +309,8 @@ void route(pull_pointer self) {
   if (segments.empty()) return maybe_done(self);  // nothing to pull
   const auto& c = st.context;
   self->request(c.routes, c.ask_timeout, caf::connect_atom_v, st.request.client.host,
-                st.request.client.port, std::vector<std::uint64_t>(segments.begin(), segments.end()))
+                st.request.client.port,
+                std::vector<std::uint64_t>(segments.begin(), segments.end()))
     .then([self](std::uint32_t r, std::vector<segment_descriptor>& s) { on_route(self, r, s); },
           [self](caf::error&) {  // client_routes logged why
             auto& st = self->state;

@@ -181,7 +181,8 @@ struct client::impl {
   // Where keys[k]'s buffer lies in the registered memory; caller holds memory_lock.
   value_placement place(const std::string& key, std::span<std::byte> buffer) const {
     const auto at = reinterpret_cast<std::uint64_t>(buffer.data());
-    if (const auto* m = holding(at, buffer.size())) return {m->segment, at - m->base, buffer.size()};
+    if (const auto* m = holding(at, buffer.size()))
+      return {m->segment, at - m->base, buffer.size()};
     throw std::invalid_argument("get_into: key \"" + printable_key(key) + "\": its buffer (" +
                                 std::to_string(buffer.size()) +
                                 " bytes) is not inside memory registered with register_memory");
@@ -365,8 +366,9 @@ std::vector<key_status> client::impl::put(const std::vector<std::string>& keys,
       requests,
       [&](caf::scoped_actor& self, const node_link_actor& link, const positions& ks) {
         if (values.pulled(ks.front()))
-          return self->request(link, i.wait(), pull_atom_v,
-                               pull_request{values.client, pick(keys, ks), pick(values.sources, ks)});
+          return self->request(
+            link, i.wait(), pull_atom_v,
+            pull_request{values.client, pick(keys, ks), pick(values.sources, ks)});
         return self->request(link, i.wait(), caf::put_atom_v, pick(keys, ks),
                              pick(values.inline_values, ks));
       },

@@ -40,7 +40,8 @@ bool names(const std::string& reason, const std::string& field) {
 
 TEST_SUITE("service") {
 
-TEST_CASE_FIXTURE(test::node_leaks, "a hostile pull fails each bad source by name and stores the good one exact") {
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a hostile pull fails each bad source by name and stores the good one exact") {
   test::temp_dir dir;
   node n{test::published_node(dir.path())};
   test::remote_service peer{n.listen_port()};

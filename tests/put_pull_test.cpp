@@ -130,7 +130,8 @@ TEST_CASE_FIXTURE(pull_fixture,
 }
 
 TEST_CASE_FIXTURE(pull_fixture,
-                  "the CLI puts a value over a message's limit on --node by having the node pull it") {
+                  "the CLI puts a value over a message's limit on --node by having the node "
+                  "pull it") {
   make_values(1, {5 * MiB});
   nodes[0].start();
   cluster_section one;

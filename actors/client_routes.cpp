@@ -27,21 +27,20 @@ bool knows_all(const transfer_peer& peer, const std::vector<std::uint64_t>& segm
   });
 }
 
-caf::result<std::uint32_t> route_to(routes_pointer self, const std::string& host,
-                                    std::uint16_t port,
-                                    const std::vector<std::uint64_t>& segments) {
+caf::result<std::uint32_t, std::vector<segment_descriptor>> route_to(
+  routes_pointer self, const std::string& host, std::uint16_t port,
+  const std::vector<std::uint64_t>& segments) {
   auto& st = self->state;
   const auto name = host + ":" + std::to_string(port);
   if (auto it = st.known.find(name); it != st.known.end() && knows_all(it->second, segments))
-    return it->second.route;
+    return {it->second.route, it->second.segments};
   try {
     // A segment still unknown after this fails its requests as unknown_segment.
     auto peer = st.engine->connect(host, port);
-    const auto route = peer.route;
-    st.known[name] = std::move(peer);
-    return route;
+    auto& known = st.known[name] = std::move(peer);
+    return {known.route, known.segments};
   } catch (const std::exception& e) {
-    spdlog::warn("get_into: cannot reach the client's transfer host {}: {}", name, e.what());
+    spdlog::warn("cannot reach the client's transfer host {}: {}", name, e.what());
     return caf::make_error(caf::sec::cannot_connect_to_node,
                            "client transfer host " + name + ": " + e.what());
   }

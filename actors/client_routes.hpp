@@ -1,8 +1,8 @@
 // The node's routes to its clients' transfer hosts (client::register_memory): the
-// first get_into from a client connects to its host, later ones reuse the route, and a
-// request naming a segment the route does not know yet (the client registered more
-// memory since) asks the host for its segments again. Connecting blocks on the peer's
-// answers, so this actor has a thread of its own; it is the one place the node calls
+// first get_into or pull from a client connects to its host, later ones reuse the
+// route, and a request naming a segment the route does not know yet (the client
+// registered more memory since) asks the host for its segments again. Connecting blocks
+// on the peer's answers, so this actor has a thread of its own; it is the one place the node calls
 // transfer_engine::connect for a client.
 #pragma once
 

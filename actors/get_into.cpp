@@ -127,7 +127,7 @@ void locate(into_pointer self) {
   self->request(c.routes, c.ask_timeout, caf::connect_atom_v, st.request.client.host,
                 st.request.client.port, std::vector<std::uint64_t>(segments.begin(), segments.end()))
     .then(
-      [self](std::uint32_t route) {
+      [self](std::uint32_t route, std::vector<segment_descriptor>&) {
         self->state.route = route;
         start_pieces(self);
       },

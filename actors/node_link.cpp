@@ -127,6 +127,9 @@ node_link_actor::behavior_type node_link(link_pointer self, node_link_settings s
     [self](get_into_atom, get_into_request& r) {
       return relay<get_into_reply>(self, get_into_atom_v, std::move(r));
     },
+    [self](pull_atom, pull_request& r) {
+      return relay<put_reply>(self, pull_atom_v, std::move(r));
+    },
     [self](exists_atom, keys& k) { return relay<exists_reply>(self, exists_atom_v, std::move(k)); },
     [self](caf::delete_atom, keys& k) {
       return relay<std::uint64_t>(self, caf::delete_atom_v, std::move(k));

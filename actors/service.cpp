@@ -16,6 +16,7 @@
 #include "actors/client_routes.hpp"
 #include "actors/get_into.hpp"
 #include "actors/value_fetch.hpp"
+#include "actors/value_pull.hpp"
 
 namespace spillway {
 namespace {
@@ -35,7 +36,7 @@ using ticket = std::shared_ptr<const std::shared_ptr<in_flight>>;
 struct service_state {
   service_context context;
   std::shared_ptr<in_flight> serving = std::make_shared<in_flight>();  // null once closing
-  client_routes_actor routes;  // spawned by the first get_into: a thread of its own
+  client_routes_actor routes;  // spawned by the first get_into or pull: a thread of its own
   static inline const char* name = "service";
 };
 
@@ -90,29 +91,52 @@ caf::error check_put(const std::vector<std::string>& keys,
   return {};
 }
 
-// The request-wide bounds of a get_into: the values' sizes are checked per key later.
-caf::error check_get_into(const get_into_request& r) {
-  if (auto err = check_count("get_into", r.keys.size())) return err;
-  if (r.placements.size() != r.keys.size())
-    return refuse("get_into: " + std::to_string(r.keys.size()) + " keys but " +
-                  std::to_string(r.placements.size()) + " placements");
-  if (r.client.host.empty() || r.client.host.size() > transfer_host_max || r.client.port == 0)
-    return refuse("get_into: client: not a transfer host (host of 1 to " +
+// The request-wide bounds of a get_into or a pull, whose `ranges` (placements,
+// sources) are checked per key later.
+caf::error check_transfer_request(const char* request, const transfer_address& client,
+                                  std::size_t keys, const char* ranges_name,
+                                  std::size_t ranges) {
+  if (auto err = check_count(request, keys)) return err;
+  if (ranges != keys)
+    return refuse(std::string{request} + ": " + std::to_string(keys) + " keys but " +
+                  std::to_string(ranges) + " " + ranges_name);
+  if (client.host.empty() || client.host.size() > transfer_host_max || client.port == 0)
+    return refuse(std::string{request} + ": client: not a transfer host (host of 1 to " +
                   std::to_string(transfer_host_max) + " bytes and a port other than 0)");
   return {};
+}
+
+client_routes_actor routes_of(service_pointer self) {
+  auto& st = self->state;
+  if (!st.routes) st.routes = spawn_client_routes(self, st.context.transfer);
+  return st.routes;
 }
 
 caf::result<get_into_reply> get_into(service_pointer self, get_into_request& request) {
   auto t = admit(self);
   if (!t) return closing("get_into");
-  if (auto err = check_get_into(request)) return err;
-  auto& st = self->state;
-  const auto& c = st.context;
-  if (!st.routes) st.routes = spawn_client_routes(self, c.transfer);
+  if (auto err = check_transfer_request("get_into", request.client, request.keys.size(),
+                                        "placements", request.placements.size()))
+    return err;
+  const auto& c = self->state.context;
   auto fetch = spawn_get_into(self, {c.ask_timeout, c.read_deadline, c.transfer, c.supervisor,
-                                     c.catalog, c.arena, st.routes});
+                                     c.catalog, c.arena, routes_of(self)});
   return relay<get_into_reply>(self, std::move(t), c.read_deadline + c.ask_timeout, fetch,
                                get_into_atom_v, std::move(request));
+}
+
+// A put whose values the node reads from the client's memory (actors/value_pull.hpp).
+caf::result<put_reply> pull(service_pointer self, pull_request& request) {
+  auto t = admit(self);
+  if (!t) return closing("pull");
+  if (auto err = check_transfer_request("pull", request.client, request.keys.size(), "sources",
+                                        request.sources.size()))
+    return err;
+  const auto& c = self->state.context;
+  auto puller = spawn_value_pull(self, {c.ask_timeout, c.put_deadline, c.transfer, c.writer,
+                                        c.arena, routes_of(self)});
+  return relay<put_reply>(self, std::move(t), c.put_deadline + c.ask_timeout, puller,
+                          pull_atom_v, std::move(request));
 }
 
 // Values too large to travel inline are refused per key; the writer takes the rest.
@@ -128,6 +152,11 @@ caf::result<put_reply> put(service_pointer self, std::vector<std::string>& keys,
   for (std::uint32_t k = 0; k < keys.size(); ++k) {
     if (values[k].size() > inline_value_max) {
       reply->keys[k] = {key_error::too_large, 0};
+      reply->reasons.resize(keys.size());
+      reply->reasons[k] = "values[" + std::to_string(k) + "]: " +
+                          std::to_string(values[k].size()) + " bytes, over the " +
+                          std::to_string(inline_value_max) +
+                          " a message carries: put it from registered memory (pull)";
       continue;
     }
     positions.push_back(k);
@@ -234,6 +263,7 @@ service_actor::behavior_type service(service_pointer self, service_context conte
                                  values_atom_v, std::move(keys));
     },
     [self](get_into_atom, get_into_request& request) { return get_into(self, request); },
+    [self](pull_atom, pull_request& request) { return pull(self, request); },
     [self](exists_atom, std::vector<std::string>& keys) { return exists(self, keys); },
     [self](caf::delete_atom, std::vector<std::string>& keys) -> caf::result<std::uint64_t> {
       auto t = admit(self);

@@ -1,8 +1,9 @@
 // The node as a service (messages/service.hpp): the actor published on node.listen.
 // Local callers' requests (get with arena addresses, stats) go on to the supervisor;
 // remote ones are bounded here, before anything is allocated for them, and then served
-// by the writer, the catalog, a value_fetch actor per values request and a get_into
-// actor per get_into, which writes values into the client's memory through `transfer`.
+// by the writer, the catalog, a value_fetch actor per values request, a get_into
+// actor per get_into, which writes values into the client's memory through `transfer`,
+// and a value_pull actor per pull, which reads them from there.
 #pragma once
 
 #include <chrono>

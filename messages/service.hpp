@@ -2,8 +2,9 @@
 // client asks of the actor published on node.listen, and what the client's link to one
 // node (actors/node_link.cpp) answers in its place, so both share one interface.
 // put and values carry their values inside the message, so every one is bounded below;
-// get_into carries none: the node writes each value into the client's registered
-// memory through its transfer engine (DESIGN.md "Across machines").
+// get_into and pull carry none: the node writes each value into the client's registered
+// memory, or reads it from there, through its transfer engine (DESIGN.md "Across
+// machines").
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,7 @@
 #include "messages/stats.hpp"
 #include "messages/store.hpp"
 #include "messages/type_ids.hpp"
+#include "runtime/net/segment.hpp"
 #include "runtime/storage/key_status.hpp"
 
 namespace spillway {
@@ -109,8 +111,36 @@ typename Inspector::result_type inspect(Inspector& f, get_into_reply& x) {
   return f(x.status, x.sizes);
 }
 
+// Where one value to put lies: `size` bytes at `offset` in segment `segment` of the
+// client's transfer host, for the node to read (pull) from there.
+struct value_source {
+  std::uint64_t segment = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, value_source& x) {
+  return f(x.segment, x.offset, x.size);
+}
+
+// pull(request): keys[i]'s value read by the node from sources[i] (actors/value_pull.hpp),
+// for values too large to travel inside a message. Answered with a put_reply.
+struct pull_request {
+  transfer_address client;
+  std::vector<std::string> keys;
+  std::vector<value_source> sources;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pull_request& x) {
+  return f(x.client, x.keys, x.sources);
+}
+
 // put(keys, values): one status per key, once sealed and synced (a value over
-// inline_value_max: too_large). delete(keys): how many were present. report: the
+// inline_value_max: too_large, its reason saying to pull it instead). pull: the same,
+// a source that is empty, wraps or lies outside the client's segments failing its key
+// alone as bad_range, its reason naming the field. delete(keys): how many were present. report: the
 // node's figures. A request over the bounds fails whole with an error that names the
 // field; a remote node that is gone fails as request_receiver_down.
 using remote_node_actor = caf::typed_actor<
@@ -118,6 +148,7 @@ using remote_node_actor = caf::typed_actor<
     put_reply>,
   caf::replies_to<values_atom, std::vector<std::string>>::with<values_reply>,
   caf::replies_to<get_into_atom, get_into_request>::with<get_into_reply>,
+  caf::replies_to<pull_atom, pull_request>::with<put_reply>,
   caf::replies_to<exists_atom, std::vector<std::string>>::with<exists_reply>,
   caf::replies_to<caf::delete_atom, std::vector<std::string>>::with<std::uint64_t>,
   caf::replies_to<report_atom>::with<node_report>>;
@@ -129,12 +160,15 @@ using remote_node_actor = caf::typed_actor<
 using service_actor = node_actor::extend_with<remote_node_actor>::extend<
   caf::replies_to<caf::close_atom>::with<caf::ok_atom>>;
 
-// Inside the node, for get_into (actors/client_routes.hpp): connect(host, control port,
-// the segments a request names) -> the index of the route to that client's transfer
-// host, or an error that names the host and why it cannot be reached.
+// Inside the node, for get_into and pull (actors/client_routes.hpp): connect(host,
+// control port, the segments a request names) -> the index of the route to that
+// client's transfer host and its segments as the host described them (a pull checks
+// its sources against them before it takes any memory), or an error that names the
+// host and why it cannot be reached.
 using client_routes_actor = caf::typed_actor<
   caf::replies_to<caf::connect_atom, std::string, std::uint16_t,
-                  std::vector<std::uint64_t>>::with<std::uint32_t>>;
+                  std::vector<std::uint64_t>>::with<std::uint32_t,
+                                                    std::vector<segment_descriptor>>>;
 
 // A client's link to one node (actors/node_link.cpp): the node's remote interface,
 // answered at once with request_receiver_down while the node is not connected, plus

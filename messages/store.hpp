@@ -40,14 +40,17 @@ using forget_actor = caf::typed_actor<
 
 // One status per key, in the order of the put. A put is answered once every key of
 // it is durable (committed: written and fdatasynced, its bucket's .tmp name synced
-// too) and published in the catalog, or has failed.
+// too) and published in the catalog, or has failed. `reasons`, from a node's service
+// to a remote client only: empty, or one per key, saying why a key the status alone
+// would not explain was refused (the field of the request, and what to do instead).
 struct put_reply {
   std::vector<key_status> keys;
+  std::vector<std::string> reasons;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_reply& x) {
-  return f(x.keys);
+  return f(x.keys, x.reasons);
 }
 
 // Values that stay in their caller's memory, this process's, until their put is

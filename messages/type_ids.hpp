@@ -36,6 +36,8 @@ struct values_reply;
 struct exists_reply;
 struct get_into_request;
 struct get_into_reply;
+struct pull_request;
+struct value_source;
 struct value_placement;
 struct bucket_records;
 struct caller_values;
@@ -73,6 +75,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, commit_atom, "commit")
   CAF_ADD_ATOM(spillway, spillway, sealed_atom, "sealed")
   CAF_ADD_ATOM(spillway, spillway, get_into_atom, "getinto")
+  CAF_ADD_ATOM(spillway, spillway, pull_atom, "pull")
   CAF_ADD_TYPE_ID(spillway, (spillway::reader_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::node_stats))
   CAF_ADD_TYPE_ID(spillway, (spillway::put_reply))
@@ -108,4 +111,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(spillway, caf::first_custom_type_id)
   CAF_ADD_ATOM(spillway, spillway, forget_atom, "forget")
   CAF_ADD_TYPE_ID(spillway, (spillway::record_position))
   CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::forget_entry>))
+  CAF_ADD_TYPE_ID(spillway, (spillway::pull_request))
+  CAF_ADD_TYPE_ID(spillway, (std::vector<spillway::value_source>))
 CAF_END_TYPE_ID_BLOCK(spillway)

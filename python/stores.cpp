@@ -8,15 +8,6 @@ namespace spillway::python {
 
 namespace {
 
-// client::put takes its values as strings: the one copy a remote put makes on this
-// side, made with the GIL released.
-std::vector<std::string> copied(const spans& values) {
-  std::vector<std::string> out;
-  out.reserve(values.size());
-  for (const auto& v : values) out.emplace_back(reinterpret_cast<const char*>(v.data()), v.size());
-  return out;
-}
-
 void check_lengths(const char* what, std::size_t keys, std::size_t values) {
   if (keys != values)
     throw std::invalid_argument(std::string(what) + ": " + std::to_string(keys) + " keys but " +
@@ -94,7 +85,11 @@ auto client_store::with_client(Fn&& fn) {
 std::vector<key_status> client_store::put(const std::vector<std::string>& keys,
                                           const spans& values) {
   check_lengths("values", keys.size(), values.size());
-  return with_client([&](spillway::client& c) { return c.put(keys, copied(values)); });
+  // put_from copies a value that travels inline (the one copy a remote put makes on
+  // this side, with the GIL released); a larger one in registered memory is pulled.
+  return with_client([&](spillway::client& c) {
+    return c.put_from(keys, {values.begin(), values.end()});
+  });
 }
 
 std::vector<read_value> client_store::get(const std::vector<std::string>& keys) {

@@ -114,13 +114,24 @@ std::vector<T> pick(const std::vector<T>& all, const positions& keys) {
   return out;
 }
 
-// Refused before any node is asked: what no node would take.
-key_status local_check(const std::string& key, std::uint64_t value_size) {
+// Refused before any node is asked: what no node would take. A value over
+// inline_value_max travels only when the node pulls it (put_from).
+key_status local_check(const std::string& key, std::uint64_t inline_size) {
   if (key.empty()) return {key_error::bad_key, 0};
-  if (key.size() > bucket_format::max_key_size || value_size > inline_value_max)
+  if (key.size() > bucket_format::max_key_size || inline_size > inline_value_max)
     return {key_error::too_large, 0};
   return {};
 }
+
+// What a put sends for each key: its value inline, or (pulled) where in registered
+// memory its owners read it from.
+struct put_values {
+  const std::vector<std::string>& inline_values;  // "" for a pulled key
+  std::vector<value_source> sources;              // empty, or per key: size 0 = inline
+  transfer_address client;
+
+  bool pulled(std::uint32_t k) const { return !sources.empty() && sources[k].size != 0; }
+};
 
 // CAF 0.17 queues a published port's acceptor for its network loop and applies the
 // queue after the loop's next wake-up; an unpublish queued before then cancels the add
@@ -161,11 +172,18 @@ struct client::impl {
   impl(const cluster_section& c, transfer_section t)
     : cluster(c), transfer_settings(std::move(t)), placed(c.nodes) {}
 
+  // The registered region holding [at, at + size), or null; caller holds memory_lock.
+  const registered_memory* holding(std::uint64_t at, std::uint64_t size) const {
+    for (const auto& m : memory)
+      if (m.holds(at, size)) return &m;
+    return nullptr;
+  }
+
   // Where keys[k]'s buffer lies in the registered memory; caller holds memory_lock.
   value_placement place(const std::string& key, std::span<std::byte> buffer) const {
     const auto at = reinterpret_cast<std::uint64_t>(buffer.data());
-    for (const auto& m : memory)
-      if (m.holds(at, buffer.size())) return {m.segment, at - m.base, buffer.size()};
+    if (const auto* m = holding(at, buffer.size()))
+      return {m->segment, at - m->base, buffer.size()};
     throw std::invalid_argument("get_into: key \"" + printable_key(key) + "\": its buffer (" +
                                 std::to_string(buffer.size()) +
                                 " bytes) is not inside memory registered with register_memory");
@@ -207,6 +225,11 @@ struct client::impl {
     }
     for (auto& a : answers) a();
   }
+
+  // Each key goes to its first `replicas` owners that take it (walks settled already
+  // stay as they are): ok once one holds it.
+  std::vector<key_status> put(const std::vector<std::string>& keys, std::vector<key_walk>& walk,
+                              const put_values& values);
 
   // How many links are connected, once each has ended its attempt (or, until_up, is
   // connected), within `limit` in all.
@@ -283,6 +306,47 @@ std::vector<key_status> client::put(const std::vector<std::string>& keys,
       walk[k].failed(s);
       walk[k].done = true;
     }
+  return i.put(keys, walk, {values, {}, {}});
+}
+
+std::uint64_t client::inline_value_limit() { return inline_value_max; }
+
+std::vector<key_status> client::put_from(const std::vector<std::string>& keys,
+                                         const std::vector<std::span<const std::byte>>& values) {
+  if (keys.size() != values.size())
+    throw std::invalid_argument("put_from: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(values.size()) + " values");
+  auto& i = *impl_;
+  auto walk = i.walks(keys);
+  std::vector<std::string> inline_values(keys.size());
+  put_values plan{inline_values, std::vector<value_source>(keys.size()), {}};
+  std::unique_lock lock{i.memory_lock};
+  plan.client = i.address;
+  for (std::uint32_t k = 0; k < keys.size(); ++k) {
+    const auto& v = values[k];
+    const auto at = reinterpret_cast<std::uint64_t>(v.data());
+    key_status s;
+    if (v.size() <= inline_value_max) {
+      s = local_check(keys[k], v.size());
+      inline_values[k].assign(reinterpret_cast<const char*>(v.data()), v.size());
+    } else if (const auto* m = i.holding(at, v.size())) {
+      s = local_check(keys[k], 0);
+      plan.sources[k] = {m->segment, at - m->base, v.size()};
+    } else {
+      s = {key_error::bad_range, 0};
+    }
+    if (!s.ok()) {
+      walk[k].failed(s);
+      walk[k].done = true;
+    }
+  }
+  lock.unlock();
+  return i.put(keys, walk, plan);
+}
+
+std::vector<key_status> client::impl::put(const std::vector<std::string>& keys,
+                                          std::vector<key_walk>& walk, const put_values& values) {
+  auto& i = *this;
   const auto replicas = static_cast<std::uint32_t>(i.cluster.replicas);
   for (;;) {
     std::vector<positions> by_node(i.links.size());
@@ -293,13 +357,23 @@ std::vector<key_status> client::put(const std::vector<std::string>& keys,
         by_node[w.rank[w.next++]].push_back(k);
     }
     std::vector<node_request> requests;
-    for (std::uint32_t n = 0; n < by_node.size(); ++n)
-      add_requests(requests, n, by_node[n], [&](std::uint32_t k) { return values[k].size(); });
+    for (std::uint32_t n = 0; n < by_node.size(); ++n) {
+      positions inline_keys, pulled_keys;  // one kind per request
+      for (auto k : by_node[n]) (values.pulled(k) ? pulled_keys : inline_keys).push_back(k);
+      add_requests(requests, n, inline_keys,
+                   [&](std::uint32_t k) { return values.inline_values[k].size(); });
+      add_requests(requests, n, pulled_keys, [](std::uint32_t) { return 0; });
+    }
     if (requests.empty()) break;
     i.round<put_reply>(
       requests,
       [&](caf::scoped_actor& self, const node_link_actor& link, const positions& ks) {
-        return self->request(link, i.wait(), caf::put_atom_v, pick(keys, ks), pick(values, ks));
+        if (values.pulled(ks.front()))
+          return self->request(
+            link, i.wait(), pull_atom_v,
+            pull_request{values.client, pick(keys, ks), pick(values.sources, ks)});
+        return self->request(link, i.wait(), caf::put_atom_v, pick(keys, ks),
+                             pick(values.inline_values, ks));
       },
       [&](const node_request& r, put_reply* reply, const caf::error& err) {
         for (std::size_t j = 0; j < r.keys.size(); ++j) {

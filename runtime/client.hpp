@@ -6,10 +6,10 @@
 // cluster.request_timeout_ms: the client watches each connection and reconnects in
 // the background. put and get carry values inside messages, so each is at most
 // inline_value_max (messages/service.hpp, 4 MiB); a larger one is too_large. get_into
-// carries none: the client runs a transfer host of its own (transfer.listen, a free
-// port on 127.0.0.1 by default), its register_memory makes buffers segments of it,
-// and each node writes its values there through its transfer engine. Free of CAF,
-// like node.hpp.
+// and put_from's larger values carry none: the client runs a transfer host of its own
+// (transfer.listen, a free port on 127.0.0.1 by default), its register_memory makes
+// buffers segments of it, and each node writes its values there, or reads the values
+// to put from there, through its transfer engine. Free of CAF, like node.hpp.
 #pragma once
 
 #include <chrono>
@@ -59,9 +59,22 @@ public:
 
   // Each key goes to the first `replicas` owners that take it, in rendezvous order
   // (a node that is down passes its turn to the next); ok once one of them has it
-  // sealed and synced, else the first owner's error.
+  // sealed and synced, else the first owner's error. A value over inline_value_max
+  // (4 MiB) is too_large here: put it from registered memory with put_from.
   std::vector<key_status> put(const std::vector<std::string>& keys,
                               const std::vector<std::string>& values);
+
+  // The largest value that travels inside a message (put); larger ones only put_from.
+  static std::uint64_t inline_value_limit();
+
+  // put(), each value from the caller's memory. One of at most inline_value_max bytes
+  // is copied into the message as put() sends it; a larger one must lie inside memory
+  // registered with register_memory (else bad_range, that key alone), and each owner
+  // reads it from there through its transfer engine into its arena and puts it from
+  // there: it never travels in a message. The memory must keep the values until this
+  // returns (a key that timed out may still be read after).
+  std::vector<key_status> put_from(const std::vector<std::string>& keys,
+                                   const std::vector<std::span<const std::byte>>& values);
 
   // Each key is asked of its owners in order until one has it: a node that answers
   // not_found (or corrupt, io_error) counts, one that is down does not; after
@@ -69,8 +82,9 @@ public:
   // it was down. Values are checked (length, crc32c) by the node that read them.
   std::vector<read_value> get(const std::vector<std::string>& keys);
 
-  // Memory that nodes may write values into (get_into): [base, base + length) becomes a
-  // segment of this client's transfer host, started by the first call. Throws
+  // Memory that nodes may write values into (get_into) and read values to put from
+  // (put_from): [base, base + length) becomes a segment of this client's transfer
+  // host, started by the first call. Throws
   // std::invalid_argument for an empty region or one overlapping another, and
   // std::runtime_error when the transfer host cannot start (transfer.listen taken).
   void register_memory(void* base, std::uint64_t length);

@@ -49,6 +49,13 @@ struct cluster_fixture : node_leaks {
     }
   }
 
+  // A size per key, its value's: a buffer for each, as large as its value.
+  std::vector<std::size_t> value_sizes() const {
+    std::vector<std::size_t> out;
+    for (const auto& v : values) out.push_back(v.size());
+    return out;
+  }
+
   // Node 1 keeps its data inside `fs`, whose rules may freeze its reads, with its own
   // read deadline out of the way: only its death ends a batch frozen there.
   void victim_on(faultfs_mount& fs) {
@@ -85,6 +92,15 @@ struct cluster_fixture : node_leaks {
       }
     }
     return unavailable;
+  }
+
+  // Every node's arena has every extent back: no lease left out after the transfers.
+  static bool arenas_clean(client& c) {
+    for (const auto& r : c.stats())
+      if (!r.error.empty() || r.report.arena.leases != 0 ||
+          r.report.arena.free_bytes != r.report.arena.ready_bytes)
+        return false;
+    return true;
   }
 
   // Keys held by each node, as each node itself counts them.

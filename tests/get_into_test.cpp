@@ -28,30 +28,14 @@ struct get_into_fixture : test::cluster_fixture {
   std::optional<client> user;
   std::optional<test::caller_memory> memory;  // a buffer per key, registered with `user`
 
-  // A buffer per key, as large as its value.
-  std::vector<std::size_t> buffer_sizes() const {
-    std::vector<std::size_t> out;
-    for (const auto& v : values) out.push_back(v.size());
-    return out;
-  }
-
   // `count` KV-sized values put on the nodes, and `user` ready to get them into `memory`.
   client& loaded(const cluster_section& cluster, std::size_t count) {
     make_values(count, kv_sizes);
     user.emplace(cluster);
     put_all(*user);
-    memory.emplace(buffer_sizes(), 0, 0);
+    memory.emplace(value_sizes(), 0, 0);
     user->register_memory(memory->base(), memory->size());
     return *user;
-  }
-
-  // Every node's arena has every extent back: no lease left out after the transfers.
-  static bool arenas_clean(client& c) {
-    for (const auto& r : c.stats())
-      if (!r.error.empty() || r.report.arena.leases != 0 ||
-          r.report.arena.free_bytes != r.report.arena.ready_bytes)
-        return false;
-    return true;
   }
 };
 
@@ -69,7 +53,7 @@ TEST_CASE_FIXTURE(get_into_fixture,
 
   auto asked = keys;
   asked.push_back("never/put");
-  auto sizes = buffer_sizes();
+  auto sizes = value_sizes();
   sizes.push_back(4096);
   constexpr std::size_t short_key = 4;  // 1.8 MiB, given a buffer one byte short
   sizes[short_key] -= 1;
@@ -98,7 +82,7 @@ TEST_CASE_FIXTURE(get_into_fixture,
   const auto cluster = start(1);
   make_values(3);
   client c{cluster};
-  test::caller_memory memory{buffer_sizes(), 0, 0};
+  test::caller_memory memory{value_sizes(), 0, 0};
   std::vector<std::size_t> sizes;
   CHECK_THROWS_WITH_AS(c.get_into(keys, memory.buffers(), sizes),
                        doctest::Contains("key \"kv/"), std::invalid_argument);

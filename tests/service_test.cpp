@@ -20,7 +20,7 @@
 #include "runtime/net/tcp_socket.hpp"
 #include "runtime/node.hpp"
 #include "tests/node_leaks.hpp"
-#include "tests/remote_system.hpp"
+#include "tests/remote_service.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/test_config.hpp"
 
@@ -28,33 +28,7 @@ namespace spillway {
 namespace {
 
 using keys = std::vector<std::string>;
-
-struct remote_service : test::remote_system<remote_node_actor> {
-  using remote_system::remote_system;
-
-  // The reply, or the rendered error as the failure of the test.
-  template <class Reply, class... Ts>
-  Reply ask(Ts&&... xs) {
-    caf::scoped_actor self{*system};
-    Reply reply{};
-    self->request(remote, std::chrono::seconds(30), std::forward<Ts>(xs)...)
-      .receive([&](Reply& r) { reply = std::move(r); },
-               [&](caf::error& err) { FAIL("remote: " << system->render(err)); });
-    return reply;
-  }
-
-  // The rendered error the request must end in.
-  template <class... Ts>
-  std::string refusal(Ts&&... xs) {
-    caf::scoped_actor self{*system};
-    std::string what;
-    self->request(caf::actor_cast<caf::actor>(remote), std::chrono::seconds(30),
-                  std::forward<Ts>(xs)...)
-      .receive([&](caf::message&) { FAIL("the request was served"); },
-               [&](caf::error& err) { what = system->render(err); });
-    return what;
-  }
-};
+using test::remote_service;
 
 // Sends `bytes` to the port on a connection of its own, as a port scanner or a confused
 // client would; true once the node has closed it, false if still open after 30 s.

@@ -43,7 +43,7 @@ struct remote_nodes {
   cluster_section cluster;
   security_section security;
 };
-int run_remote_put(const remote_nodes& nodes, const std::string& key, const std::string& value);
+int run_remote_put(const remote_nodes& nodes, const std::string& key, std::string value);
 int run_remote_get(const remote_nodes& nodes, const std::string& key);
 int run_remote_exists(const remote_nodes& nodes, const std::vector<std::string>& keys);
 int run_remote_remove(const remote_nodes& nodes, const std::vector<std::string>& keys);

@@ -7,7 +7,7 @@ namespace spillway {
 const char* name_of(key_error error) {
   static constexpr const char* names[key_error_count] = {
     "ok", "not_found", "corrupt", "io_error", "too_large", "bad_key", "no_space", "timeout",
-    "unavailable"};
+    "unavailable", "bad_range"};
   return names[static_cast<std::size_t>(error)];
 }
 

@@ -17,8 +17,9 @@ enum class key_error : std::uint8_t {
   no_space,      // the data dir's filesystem is full (ENOSPC)
   timeout,       // not done within its deadline
   unavailable,   // the actor that had the key's work is gone (node shutting down)
+  bad_range,     // a value to put from the caller's memory lies outside what it registered
 };
-constexpr std::size_t key_error_count = static_cast<std::size_t>(key_error::unavailable) + 1;
+constexpr std::size_t key_error_count = static_cast<std::size_t>(key_error::bad_range) + 1;
 
 struct key_status {
   key_error error = key_error::none;

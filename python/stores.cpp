@@ -73,7 +73,8 @@ void node_store::stop() {
 }
 
 client_store::client_store(const node_config& config)
-  : client_(std::make_unique<spillway::client>(config.cluster)) {}
+  : client_(std::make_unique<spillway::client>(config.cluster, client_transfer_defaults(),
+                                                config.security)) {}
 
 template <class Fn>
 auto client_store::with_client(Fn&& fn) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/transport_host.hpp"
 #include "actors/transport_routes.hpp"
 #include "runtime/storage/crc32c.hpp"
 #include "runtime/node.hpp"
@@ -35,10 +36,21 @@ node_config client_config(const test::temp_dir& dir) {
   return config;
 }
 
-// The peer's checksum of its segment's first `length` bytes: the test's own view of the
-// peer's memory, apart from the node under test.
+// The test's own view of the peer's memory, apart from the node under test: an actor
+// system the peers export their segments to as well.
+test::networked_system& checker() {
+  static auto* system = new test::networked_system;  // never torn down at exit
+  return *system;
+}
+
+// The peer's segments go to the node under test and to the checker.
+std::vector<std::string> exports_for(node& n) {
+  return {n.transfer_identity(), transfer_identity(checker().system)};
+}
+
+// The peer's checksum of its segment's first `length` bytes.
 std::uint32_t peer_checksum(const test::transfer_peer_child& peer, std::uint64_t length) {
-  test::networked_system client;
+  auto& client = checker();
   const auto host = remote_transfer_host(client.system, "127.0.0.1", peer.control_port);
   return range_checksum(client.system, host, peer.segment, 0, length);
 }
@@ -57,7 +69,7 @@ std::vector<transfer_status> transfer_chunks(node& n, const transfer_peer& peer,
 void write_and_verify(node& n, const test::transfer_peer_child& child, std::uint64_t count,
                       std::uint64_t seed) {
   const auto peer = n.connect_peer("127.0.0.1", child.control_port);
-  REQUIRE(peer.segments.size() == 1);
+  REQUIRE(peer.segments.size() == 2);  // its segment and the read-only one
   REQUIRE(peer.segments[0].id == child.segment);
   auto source = test::pattern(count * chunk, seed);
   CHECK(transfer_chunks(n, peer, transfer_op::write, source.data(), count) ==
@@ -70,11 +82,11 @@ TEST_SUITE("transfer-node-peer") {
 TEST_CASE_FIXTURE(test::node_leaks,
                   "node writes and reads back a transfer-peer process on its configured control port") {
   const auto control_port = test::unused_port();
-  test::transfer_peer_child child{"[transfer]\ncontrol_port = " + std::to_string(control_port),
-                                  "64MiB"};
-  CHECK(child.control_port == control_port);
   test::temp_dir dir;
   node n{client_config(dir)};
+  test::transfer_peer_child child{"[transfer]\ncontrol_port = " + std::to_string(control_port),
+                                  "64MiB", exports_for(n)};
+  CHECK(child.control_port == control_port);
   const std::uint64_t count = 600;  // 60 MB
   write_and_verify(n, child, count, 1);
   const auto peer = n.connect_peer("127.0.0.1", child.control_port);
@@ -92,7 +104,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   node n{client_config(dir)};
   {
     test::transfer_peer_child dying{"[fault]\nenabled = true\ntcp_kill_after_slices = 300\n",
-                                    "128MiB"};
+                                    "128MiB", exports_for(n)};
     const auto peer = n.connect_peer("127.0.0.1", dying.control_port);
     const std::uint64_t count = 1200;  // 1200 slices and tails, the peer dies after 300
     auto source = test::pattern(count * chunk, 2);
@@ -113,7 +125,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
     const auto again = transfer_chunks(n, peer, transfer_op::write, source.data(), 1);
     CHECK(again[0].error == transfer_error::peer_unreachable);
   }
-  test::transfer_peer_child fresh{"", "64MiB"};
+  test::transfer_peer_child fresh{"", "64MiB", exports_for(n)};
   write_and_verify(n, fresh, 500, 3);
   check_arena(n);
 }

@@ -281,8 +281,9 @@ void runner::start_peer(const peer_dice& dice) {
   std::ofstream{config} << "[fault]\nenabled = true\ntcp_drop_lane_after_slices = "
                         << dice.drop_lane_after_slices
                         << "\ntcp_kill_after_slices = " << dice.kill_after_slices << "\n";
-  peer_ = std::make_unique<bench::transfer_peer_process>(std::to_string(peer_segment_bytes),
-                                                         config.string());
+  peer_ = std::make_unique<bench::transfer_peer_process>(
+    std::to_string(peer_segment_bytes), config.string(),
+    std::vector<std::string>{node_->transfer_identity()});
   connect_peer();
 }
 

@@ -134,7 +134,8 @@ bool tcp_server::admit_connection(unique_fd fd, const std::string& address) {
 
 void tcp_server::serve(session& s) {
   const auto result = serve_tcp_session(s.fd.get(), *segments_, *admission_, limits_.session,
-                                        [this] { return after_slice(); });
+                                        [this] { return after_slice(); },
+                                        [this](transfer_error) { ++refused_frames_; });
   report(s, result);
   std::lock_guard lock{mutex_};
   s.fd.reset();
@@ -151,8 +152,7 @@ void tcp_server::report(const session& s, const session_result& result) {
   switch (result.end) {
     case session_end::closed:
     case session_end::stopped: return;
-    case session_end::refused_frame:
-      ++refused_frames_;
+    case session_end::refused_frame:  // counted before its status went out
       what = "closed a lane";
       why = std::string{"refused a frame: "} + name_of(result.error);
       break;

@@ -164,7 +164,8 @@ const char* name_of(session_end end) {
 session_result serve_tcp_session(int fd, const segment_table& segments,
                                  const lane_admission& admission,
                                  const tcp_session_limits& limits,
-                                 const std::function<bool()>& after_slice) {
+                                 const std::function<bool()>& after_slice,
+                                 const std::function<void(transfer_error)>& refusing) {
   session_result result;
   // The hello is one frame: it must arrive whole within frame_timeout of the connect.
   auto peer = admit(fd, admission, session_clock::now() + limits.frame_timeout, result.reason);
@@ -199,6 +200,7 @@ session_result serve_tcp_session(int fd, const segment_table& segments,
     segment_use use;
     const auto error = check_frame(bytes, segments, result.peer, header, where, use);
     if (error != transfer_error::none) {
+      if (refusing) refusing(error);
       statuses.add(header.slice_id, error);
       statuses.flush();
       result.end = session_end::refused_frame;

@@ -42,9 +42,12 @@ struct session_result {
 // owns `fd`. A write frame cut short (closed, timed out) leaves the bytes of its range
 // that did arrive in the segment: the requester's slice fails, so the range's content
 // is undefined until a write to it succeeds (README "Data lanes").
+// `refusing` runs before a refused frame's status goes out, so that a requester who
+// reads that status finds the refusal already counted.
 session_result serve_tcp_session(int fd, const segment_table& segments,
                                  const lane_admission& admission,
                                  const tcp_session_limits& limits,
-                                 const std::function<bool()>& after_slice);
+                                 const std::function<bool()>& after_slice,
+                                 const std::function<void(transfer_error)>& refusing = {});
 
 }  // namespace spillway

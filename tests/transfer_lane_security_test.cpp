@@ -17,6 +17,7 @@
 
 #include "actors/transport_host.hpp"
 #include "actors/transport_routes.hpp"
+#include "config/config.hpp"
 #include "runtime/net/tcp_frame.hpp"
 #include "runtime/net/tcp_socket.hpp"
 #include "runtime/storage/crc32c.hpp"
@@ -220,6 +221,25 @@ TEST_CASE("describe tells a tcp peer no addresses and only what is exported to i
   CHECK_THROWS_AS(range_checksum(stranger.system, host, f.owner.segment, 0, 1),
                   std::runtime_error);  // a checksum of what is not exported to it
   CHECK(f.logged("refused a checksum of segment 1"));
+}
+
+TEST_CASE("the lane caps and timeouts are read from [transfer] and checked by key and line") {
+  const auto config = load_config_text(owner_config, "node.toml");
+  CHECK(config.transfer.max_lanes == 6);
+  CHECK(config.transfer.frame_timeout_ms == 300);
+  CHECK(load_config_text("", "empty.toml").transfer.max_lanes_per_peer == 64);
+  for (const std::string key :
+       {"max_lanes", "max_lanes_per_peer", "lane_idle_timeout_ms", "frame_timeout_ms"}) {
+    CAPTURE(key);
+    std::string problem;
+    try {
+      load_config_text("[transfer]\n" + key + " = 0\n", "node.toml");
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    CHECK(problem.find("node.toml:2:") != std::string::npos);
+    CHECK(problem.find("transfer." + key) != std::string::npos);
+  }
 }
 
 }  // TEST_SUITE

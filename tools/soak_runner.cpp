@@ -88,7 +88,11 @@ void runner::start(const epoch_dice& dice) {
   node_ = std::make_unique<node>(soak_config(data_dir_, log_level_, dice));
   node_->on_evicted([this](std::vector<std::string> keys) { model_.evicted(keys); });
   node_->register_memory(registered_.data(), registered_.size());
-  if (peer_) connect_peer();
+  if (!peer_) return;
+  // The peer exports its segment to one transfer identity, and a restarted node has a
+  // new one: the peer starts again with the same faults, exporting to this node.
+  stop_peer();
+  start_peer(peer_faults_);
 }
 
 void runner::stop() {

@@ -127,12 +127,28 @@ segment_descriptor transfer_engine::register_segment(void* base, std::uint64_t l
   start_services();
   auto* bytes = static_cast<std::byte*>(base);
   // Registered before it is listed, so that any segment a peer sees has its rkeys.
-  const auto rkey = domain_ ? domain_->register_memory(bytes, length) : 0;
+  const bool writable = exported.access == segment_access::read_write;
+  const auto rkey = domain_ ? domain_->register_memory(bytes, length, writable) : 0;
   return segments_->add(bytes, length, std::move(exported), rkey);
 }
 
-// Without the lock: it waits for the lanes moving the segment's bytes to finish a frame.
-bool transfer_engine::unregister_segment(std::uint64_t id) { return segments_->remove(id); }
+// Waits without the lock for the lanes moving the segment's bytes to finish a frame;
+// for rdma its memory regions go too, so that a peer's rkey stops working.
+bool transfer_engine::unregister_segment(std::uint64_t id) {
+  std::shared_ptr<rdma_domain> domain;
+  segment_descriptor withdrawn;
+  {
+    std::lock_guard lock{mutex_};
+    domain = domain_;
+    for (const auto& d : segments_->list())
+      if (d.id == id) withdrawn = d;
+  }
+  if (!segments_->remove(id)) return false;
+  if (domain)
+    domain->deregister_memory(reinterpret_cast<const std::byte*>(withdrawn.base),
+                              withdrawn.length);
+  return true;
+}
 
 std::string transfer_engine::identity() const { return segments_->owner(); }
 

@@ -18,9 +18,12 @@
 #include "actors/transport_host.hpp"
 #include "actors/transport_routes.hpp"
 #include "config/config.hpp"
+#include "runtime/node.hpp"
 #include "runtime/net/tcp_frame.hpp"
 #include "runtime/net/tcp_socket.hpp"
 #include "runtime/storage/crc32c.hpp"
+#include "tests/node_leaks.hpp"
+#include "tests/temp_dir.hpp"
 #include "tests/transfer_fixtures.hpp"
 
 namespace spillway {
@@ -221,6 +224,53 @@ TEST_CASE("describe tells a tcp peer no addresses and only what is exported to i
   CHECK_THROWS_AS(range_checksum(stranger.system, host, f.owner.segment, 0, 1),
                   std::runtime_error);  // a checksum of what is not exported to it
   CHECK(f.logged("refused a checksum of segment 1"));
+}
+
+// The same refusals in a node of this process, proven by its own counters: each is
+// counted before the connection is closed, so a close seen means a count made.
+TEST_CASE_FIXTURE(test::node_leaks,
+                  "a node counts the lanes it refused or timed out in its transfer stats") {
+  test::temp_dir dir;
+  node_config config;
+  config.storage.data_dir = dir.path().string();
+  config.node.listen = "";
+  config.node.log_level = "off";
+  config.read.readers = 1;
+  config.transfer.listen = "127.0.0.1:0";
+  config.transfer.max_lanes = 2;
+  config.transfer.max_lanes_per_peer = 2;
+  config.transfer.lane_idle_timeout_ms = 300;
+  config.transfer.frame_timeout_ms = 200;
+  test::networked_system requester;
+  {
+    node owner{config};
+    std::vector<std::byte> memory(4096);
+    owner.register_segment(memory.data(), memory.size(),
+                           segment_export::to({transfer_identity(requester.system)}));
+    const auto host = remote_transfer_host(requester.system, "127.0.0.1", owner.transfer_port());
+    const auto ticket = describe_peer(requester.system, requester_section(), host);
+
+    auto bare = raw_connection(ticket.data_port);
+    const auto attack = poison_write(1, 64);
+    send_all(bare.get(), attack.data(), attack.size());
+    CHECK(closed_within(bare.get(), eof_limit));
+    CHECK(owner.transfers().refused_lanes == 1);
+
+    auto idle =
+      test::admitted_connection(ticket.data_port, ticket.lane_route, ticket.lane_secret);
+    CHECK(closed_within(idle.get(), eof_limit));
+    CHECK(owner.transfers().timed_out_lanes == 1);
+
+    std::vector<unique_fd> held;
+    for (int i = 0; i < 2; ++i)
+      held.push_back(
+        test::admitted_connection(ticket.data_port, ticket.lane_route, ticket.lane_secret));
+    auto over = raw_connection(ticket.data_port);
+    CHECK(closed_within(over.get(), eof_limit));
+    CHECK(owner.transfers().capped_lanes == 1);
+    CHECK(memory[0] == std::byte{0});  // no attack landed
+    check_arena(owner);
+  }
 }
 
 TEST_CASE("the lane caps and timeouts are read from [transfer] and checked by key and line") {

@@ -10,9 +10,11 @@
 namespace spillway {
 namespace {
 
-void move_locally(const segment_table& segments, slice& s) {
+void move_locally(const segment_table& segments, const std::string& peer, slice& s) {
   std::byte* remote = nullptr;
-  const auto error = segments.resolve(s.segment, s.offset, s.length, remote);
+  segment_use use;
+  const auto error =
+    segments.resolve(s.segment, s.offset, s.length, peer, true, s.op, remote, use);
   s.status = {error, 0};
   if (error != transfer_error::none) return;
   if (s.op == transfer_op::write)
@@ -21,11 +23,12 @@ void move_locally(const segment_table& segments, slice& s) {
     stream_copy(s.local, remote, s.length);
 }
 
-transport_actor::behavior_type local_transport(std::shared_ptr<const segment_table> segments) {
+transport_actor::behavior_type local_transport(std::shared_ptr<const segment_table> segments,
+                                               std::string peer) {
   return {
-    [segments](post_atom, slice_group_ref& ref) {
+    [segments, peer](post_atom, slice_group_ref& ref) {
       ref.group->started = transfer_clock::now();
-      for (auto* s : ref.group->items) move_locally(*segments, *s);
+      for (auto* s : ref.group->items) move_locally(*segments, peer, *s);
       return std::move(ref);
     },
   };
@@ -35,9 +38,11 @@ transport_actor::behavior_type local_transport(std::shared_ptr<const segment_tab
 
 transport_actor spawn_local_transport(caf::actor_system& system,
                                       std::shared_ptr<const segment_table> segments,
-                                      bool own_thread) {
-  if (own_thread) return system.spawn<caf::detached>(local_transport, std::move(segments));
-  return system.spawn(local_transport, std::move(segments));
+                                      bool own_thread, std::string peer) {
+  if (peer.empty()) peer = segments->owner();
+  if (own_thread)
+    return system.spawn<caf::detached>(local_transport, std::move(segments), std::move(peer));
+  return system.spawn(local_transport, std::move(segments), std::move(peer));
 }
 
 }  // namespace spillway

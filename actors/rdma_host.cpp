@@ -9,6 +9,7 @@
 #include <caf/sec.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/transport_host.hpp"
 #include "runtime/rdma/rdma_queue_pair.hpp"
 #include "runtime/rdma/rdma_selection.hpp"
 
@@ -25,8 +26,24 @@ struct rdma_host_state {
 
 using rdma_host_pointer = rdma_host_actor::stateful_pointer<rdma_host_state>;
 
+// A peer's QPs cost device memory each: past this many from one node, connects fail.
+// The requester is the sender CAF delivers the message from, never an id in the message.
+constexpr std::size_t qps_per_peer_max = 256;
+
+std::size_t qps_of(const rdma_host_state& st, const caf::node_id& node) {
+  std::size_t n = 0;
+  for (const auto& [requester, qp] : st.qps) n += requester.node() == node ? 1 : 0;
+  return n;
+}
+
 caf::result<rdma_qp_info> accept(rdma_host_pointer self, rdma_qp_info& theirs) {
   auto& st = self->state;
+  const auto requester = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (!requester) return caf::make_error(caf::sec::invalid_argument, "rdma connect: no sender");
+  if (st.qps.count(requester) == 0 && qps_of(st, requester.node()) >= qps_per_peer_max)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "rdma connect: at most " + std::to_string(qps_per_peer_max) +
+                             " queue pairs a peer");
   const auto device = st.next_device++ % st.domain->devices();
   rdma_qp_info ours;
   std::unique_ptr<rdma_queue_pair> qp;
@@ -37,8 +54,9 @@ caf::result<rdma_qp_info> accept(rdma_host_pointer self, rdma_qp_info& theirs) {
   } catch (const rdma_setup_error& e) {
     return caf::make_error(caf::sec::runtime_error, e.what());
   }
-  ours.segments = st.domain->on_device(device, st.segments->list());
-  const auto requester = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  // Only the segments exported to this peer, with the addresses and rkeys RDMA needs.
+  const auto peer = transfer_identity_of(self->current_sender());
+  ours.segments = st.domain->on_device(device, st.segments->list_for(peer, true, true));
   if (st.qps.count(requester) == 0) self->monitor(self->current_sender());
   st.qps[requester] = std::move(qp);  // replaces the QP it had, which broke
   return ours;

@@ -24,10 +24,10 @@ transport_actor::behavior_type tcp_transport(std::shared_ptr<tcp_lane> lane) {
 }  // namespace
 
 transport_actor spawn_tcp_transport(caf::actor_system& system, const std::string& host,
-                                    std::uint16_t port,
-                                    std::chrono::milliseconds slice_timeout) {
-  return system.spawn<caf::detached>(tcp_transport,
-                                     std::make_shared<tcp_lane>(host, port, slice_timeout));
+                                    std::uint16_t port, std::chrono::milliseconds slice_timeout,
+                                    lane_ticket ticket) {
+  return system.spawn<caf::detached>(
+    tcp_transport, std::make_shared<tcp_lane>(host, port, slice_timeout, std::move(ticket)));
 }
 
 }  // namespace spillway

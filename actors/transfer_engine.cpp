@@ -77,7 +77,10 @@ void add_to(transfer_stats& sum, const transfer_stats& one) {
 
 transfer_engine::transfer_engine(caf::actor_system& system, transfer_section transfer,
                                  fault_section faults)
-    : system_(system), transfer_(std::move(transfer)), faults_(std::move(faults)) {}
+    : system_(system),
+      transfer_(std::move(transfer)),
+      faults_(std::move(faults)),
+      segments_(std::make_shared<segment_table>(transfer_identity(system))) {}
 
 transfer_engine::~transfer_engine() { stop(); }
 
@@ -92,8 +95,8 @@ void transfer_engine::start_services() {
   std::uint16_t data_port = 0;
   if (transfer_.transport == "tcp") {
     try {
-      server_ = std::make_unique<tcp_server>(segments_, where->host, where->port,
-                                             tcp_faults(faults_));
+      server_ = std::make_unique<tcp_server>(segments_, admission_, where->host, where->port,
+                                             tcp_faults(faults_), tcp_limits(transfer_));
     } catch (const std::exception& e) {
       throw std::runtime_error("transfer.listen = \"" + transfer_.listen +
                                "\": cannot listen: " + e.what());
@@ -104,7 +107,7 @@ void transfer_engine::start_services() {
     domain_ = std::make_shared<rdma_domain>(rdma_settings(transfer_));  // rdma_setup_error
     rdma_host_ = spawn_rdma_host(system_, domain_, segments_);
   }
-  auto host = spawn_transport_host(system_, segments_, data_port, rdma_host_);
+  auto host = spawn_transport_host(system_, {segments_, admission_, data_port, rdma_host_});
   const auto wanted = static_cast<std::uint16_t>(transfer_.control_port);  // <= 65535
   try {
     listener_ = publish_transfer_host(system_, host, where->host, wanted);
@@ -119,14 +122,36 @@ void transfer_engine::start_services() {
   control_port_ = listener_.port();
 }
 
-segment_descriptor transfer_engine::register_segment(void* base, std::uint64_t length) {
+segment_descriptor transfer_engine::register_segment(void* base, std::uint64_t length,
+                                                     segment_export exported) {
   std::lock_guard lock{mutex_};
   start_services();
   auto* bytes = static_cast<std::byte*>(base);
   // Registered before it is listed, so that any segment a peer sees has its rkeys.
-  const auto rkey = domain_ ? domain_->register_memory(bytes, length) : 0;
-  return segments_->add(bytes, length, rkey);
+  const bool writable = exported.access == segment_access::read_write;
+  const auto rkey = domain_ ? domain_->register_memory(bytes, length, writable) : 0;
+  return segments_->add(bytes, length, std::move(exported), rkey);
 }
+
+// Waits without the lock for the lanes moving the segment's bytes to finish a frame;
+// for rdma its memory regions go too, so that a peer's rkey stops working.
+bool transfer_engine::unregister_segment(std::uint64_t id) {
+  std::shared_ptr<rdma_domain> domain;
+  segment_descriptor withdrawn;
+  {
+    std::lock_guard lock{mutex_};
+    domain = domain_;
+    for (const auto& d : segments_->list())
+      if (d.id == id) withdrawn = d;
+  }
+  if (!segments_->remove(id)) return false;
+  if (domain)
+    domain->deregister_memory(reinterpret_cast<const std::byte*>(withdrawn.base),
+                              withdrawn.length);
+  return true;
+}
+
+std::string transfer_engine::identity() const { return segments_->owner(); }
 
 std::uint16_t transfer_engine::control_port() {
   std::lock_guard lock{mutex_};
@@ -166,12 +191,12 @@ transfer_peer transfer_engine::connect(const std::string& host, std::uint16_t co
   if (const auto raced = route_to(opened.host, peer)) {  // a concurrent connect was first
     close_route(opened);
     refresh_route(routes_[*raced], std::move(opened.peer));  // its descriptors are fresh
-    return {*raced, routes_[*raced].peer.segments};
+    return {*raced, routes_[*raced].peer.segments, transfer_identity_of(routes_[*raced].host)};
   }
   routes_.push_back(std::move(opened));
   const auto index = static_cast<std::uint32_t>(routes_.size() - 1);
   route_of_peer_.emplace(peer, index);
-  return {index, routes_.back().peer.segments};
+  return {index, routes_.back().peer.segments, transfer_identity_of(routes_.back().host)};
 }
 
 std::optional<std::uint32_t> transfer_engine::route_to(const transfer_host_actor& host,
@@ -196,7 +221,7 @@ transfer_peer transfer_engine::refresh(std::uint32_t index) {
   if (stopped_) throw std::runtime_error("transfer: the node is stopped");
   auto& route = routes_[index];
   refresh_route(route, std::move(info));
-  return {index, route.peer.segments};
+  return {index, route.peer.segments, transfer_identity_of(route.host)};
 }
 
 transfer_route transfer_engine::open_route(const std::string& host, std::uint16_t control_port,
@@ -239,6 +264,9 @@ transfer_stats transfer_engine::stats() {
       sum.refused_frames = server_->refused_frames();
       sum.accept_failures = server_->accept_failures();
       sum.dropped_lanes = server_->dropped_lanes();
+      sum.refused_lanes = server_->refused_lanes();
+      sum.capped_lanes = server_->capped_lanes();
+      sum.timed_out_lanes = server_->timed_out_lanes();
     }
   }
   caf::scoped_actor self{system_};

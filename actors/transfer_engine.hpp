@@ -20,6 +20,7 @@
 #include "config/config.hpp"
 #include "messages/transfer.hpp"
 #include "runtime/control_channel.hpp"
+#include "runtime/net/lane_admission.hpp"
 #include "runtime/transfer_peer.hpp"
 
 namespace spillway {
@@ -36,12 +37,19 @@ public:
   transfer_engine(const transfer_engine&) = delete;
   transfer_engine& operator=(const transfer_engine&) = delete;
 
-  // Registers [base, base + length) for peers to read and write (for rdma, as a
+  // Registers [base, base + length) for the peers it is exported to (for rdma, as a
   // memory region on every device, whose rkey the descriptor carries). Throws
   // std::runtime_error when the services cannot start (transfer.listen or
   // transfer.control_port taken, or the rdma devices do not open) or the memory cannot
   // be registered.
-  segment_descriptor register_segment(void* base, std::uint64_t length);
+  segment_descriptor register_segment(void* base, std::uint64_t length,
+                                      segment_export exported);
+  // Withdraws a segment: later requests on it fail as not_exported; returns once no
+  // lane moves its bytes. False for an id not registered.
+  bool unregister_segment(std::uint64_t id);
+
+  // This node's transfer identity: what peers export their segments to.
+  std::string identity() const;
 
   // The port of this node's published transfer host, on transfer.listen's host:
   // transfer.control_port, or the free one chosen when that is 0.
@@ -81,7 +89,8 @@ private:
   transfer_section transfer_;
   fault_section faults_;
   std::mutex mutex_;
-  std::shared_ptr<segment_table> segments_ = std::make_shared<segment_table>();
+  std::shared_ptr<segment_table> segments_;
+  std::shared_ptr<lane_admission> admission_ = std::make_shared<lane_admission>();
   std::unique_ptr<tcp_server> server_;
   std::shared_ptr<rdma_domain> domain_;  // rdma: the devices, and the segments' MRs
   rdma_host_actor rdma_host_;

@@ -38,21 +38,14 @@ void reach_peer(caf::actor_system& system, const transfer_section& transfer,
   route.peer = describe_peer(system, transfer, route.host);
 }
 
-// Ids are 1, 2, ... in list order, so adding the descriptors the mirror lacks, in
-// order, keeps every id.
-void mirror_new_segments(segment_table& mirror, const std::vector<segment_descriptor>& segments) {
-  const auto known = mirror.list().size();
-  for (const auto& d : segments)
-    if (d.id > known) mirror.add(reinterpret_cast<std::byte*>(d.base), d.length, d.rkey);
-}
-
 }  // namespace
 
 transfer_route open_local_route(caf::actor_system& system, const transfer_section& transfer,
                                 std::shared_ptr<const segment_table> segments) {
   transfer_route route;
-  route.peer.segments = segments->list();
-  route.lanes.push_back(spawn_local_transport(system, std::move(segments), true));
+  const auto self = transfer_identity(system);
+  route.peer.segments = segments->list_for(self, true, false);
+  route.lanes.push_back(spawn_local_transport(system, std::move(segments), true, self));
   spawn_slicers(system, transfer, route);
   return route;
 }
@@ -63,7 +56,8 @@ transfer_route open_tcp_route(caf::actor_system& system, const transfer_section&
   transfer_route route;
   reach_peer(system, transfer, host, control_port, route);
   for (std::uint64_t i = 0; i < transfer.tcp_lanes; ++i)
-    route.lanes.push_back(spawn_tcp_transport(system, host, route.peer.data_port, timeout));
+    route.lanes.push_back(spawn_tcp_transport(system, host, route.peer.data_port, timeout,
+                                              {route.peer.lane_route, route.peer.lane_secret}));
   spawn_slicers(system, transfer, route);
   return route;
 }
@@ -84,20 +78,22 @@ transfer_route open_rdma_route(caf::actor_system& system, const transfer_section
   return route;
 }
 
+// The peer must be in this process: its segment table is found in this process's table
+// of transfer hosts (local_segments_of), which no remote peer can fill, and the lane
+// copies through that table, with its export checks, never through addresses a peer
+// sent.
 transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
                                      const std::string& host, std::uint16_t control_port) {
   transfer_route reached;
   reach_peer(system, transfer, host, control_port, reached);
-  if (reached.peer.process != transfer_process_token())
+  auto segments = local_segments_of(reached.host);
+  if (!segments)
     throw std::runtime_error("transfer peer " + host + ":" + std::to_string(control_port) +
                              " is another process: transfer.transport = \"local\" only "
                              "reaches segments in this one; use \"tcp\"");
-  auto mirror = std::make_shared<segment_table>();
-  mirror_new_segments(*mirror, reached.peer.segments);
-  auto route = open_local_route(system, transfer, mirror);
+  auto route = open_local_route(system, transfer, std::move(segments));
   route.peer = std::move(reached.peer);
   route.host = std::move(reached.host);
-  route.mirror = std::move(mirror);
   return route;
 }
 
@@ -116,7 +112,6 @@ transfer_peer_info describe_peer(caf::actor_system& system, const transfer_secti
 
 void refresh_route(transfer_route& route, transfer_peer_info peer) {
   route.peer = std::move(peer);
-  if (route.mirror) mirror_new_segments(*route.mirror, route.peer.segments);
   // Sent before any batch the caller submits after this returns, from this thread, so
   // each slicer's mailbox has the update first.
   for (const auto& slicer : route.slicers)

@@ -24,14 +24,13 @@ struct transfer_route {
   std::vector<transport_actor> lanes;
   transfer_peer_info peer;
   transfer_host_actor host;             // tcp, rdma, local peer: the peer's control actor
-  std::shared_ptr<segment_table> mirror;  // local peer: the peer's segments, copied
   std::size_t next_slicer = 0;
 
   // The slicer for the next batch, in turn.
   const slicer_actor& pick() { return slicers[next_slicer++ % slicers.size()]; }
 };
 
-// Memory in this process: one local lane over `segments`.
+// Memory in this process: one local lane over `segments`, as this node's identity.
 transfer_route open_local_route(caf::actor_system& system, const transfer_section& transfer,
                                 std::shared_ptr<const segment_table> segments);
 
@@ -49,8 +48,8 @@ transfer_route open_rdma_route(caf::actor_system& system, const transfer_section
                                std::shared_ptr<const rdma_domain> domain);
 
 // The same peer reached by the `local` transport: its transfer host must be in this
-// process (same transfer_process_token), for the lane to copy to the addresses its
-// descriptors give. Throws std::runtime_error otherwise.
+// process (local_segments_of finds it), for the lane to copy through its segment table.
+// Throws std::runtime_error otherwise.
 transfer_route open_local_peer_route(caf::actor_system& system, const transfer_section& transfer,
                                      const std::string& host, std::uint16_t control_port);
 

@@ -218,6 +218,15 @@ constexpr std::array schema = {
     signed_integer(SPILLWAY_KEY(transfer, rdma_gid_index), -1, 255,
                    "the port's GID that queue pairs send from; -1 = its first RoCE v2 GID with "
                    "an IPv4 address, else its first GID (InfiniBand: the LID alone, no GRH)"),
+    integer(SPILLWAY_KEY(transfer, max_lanes), 1, 65536,
+            "tcp lanes the data port serves at once; more are refused at accept"),
+    integer(SPILLWAY_KEY(transfer, max_lanes_per_peer), 1, 65536,
+            "tcp lanes served at once from one peer address"),
+    integer(SPILLWAY_KEY(transfer, lane_idle_timeout_ms), 1, 86400000,
+            "a tcp lane with no frame for this long is closed"),
+    integer(SPILLWAY_KEY(transfer, frame_timeout_ms), 1, 600000,
+            "a tcp frame begun (hello, header, payload) must be in within this, or the lane "
+            "is closed"),
 
     host_ports(SPILLWAY_KEY(cluster, nodes), 1, 65535,
                "host:port of every node, this one included"),

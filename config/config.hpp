@@ -78,6 +78,10 @@ struct transfer_section {
   std::vector<std::string> rdma_devices;   // empty = every device found
   std::uint64_t rdma_port = 1;             // the HCA port, on every device
   std::int64_t rdma_gid_index = -1;        // the port's GID to send from; -1 = chosen by rule
+  std::uint64_t max_lanes = 256;           // tcp lanes served at once, from all peers
+  std::uint64_t max_lanes_per_peer = 64;   // of them from one peer address
+  std::uint64_t lane_idle_timeout_ms = 30000;  // a lane with no frame this long is closed
+  std::uint64_t frame_timeout_ms = 5000;   // a frame begun must be in within this
 
   bool operator==(const transfer_section&) const = default;
 };

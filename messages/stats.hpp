@@ -173,13 +173,16 @@ struct transfer_stats {
   std::uint64_t refused_frames = 0;    // server: connections closed on a frame it refused
   std::uint64_t accept_failures = 0;   // server: accepts failed for want of descriptors
   std::uint64_t dropped_lanes = 0;     // server: connections dropped by [fault] on purpose
+  std::uint64_t refused_lanes = 0;     // server: lanes without a valid hello ticket
+  std::uint64_t capped_lanes = 0;      // server: lanes over transfer.max_lanes(_per_peer)
+  std::uint64_t timed_out_lanes = 0;   // server: lanes idle or mid-frame past their timeout
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, transfer_stats& x) {
   return f(x.bytes_written, x.bytes_read, x.slices, x.slices_retried, x.requests,
            x.slice_failures, x.lanes_lost, x.refused_frames, x.accept_failures,
-           x.dropped_lanes);
+           x.dropped_lanes, x.refused_lanes, x.capped_lanes, x.timed_out_lanes);
 }
 
 // Everything a node says about itself at once: what `spillway stats --node` and a

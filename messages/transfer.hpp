@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -49,21 +50,25 @@ typename Inspector::result_type inspect(Inspector& f, transfer_reply& x) {
   return f(x.statuses, x.slices, x.slicing_ns, x.first_slice_ns, x.slices_retried);
 }
 
-// What a segment owner tells a peer: its segments, where its tcp lanes connect, and
-// which process it is, so that the `local` transport refuses a peer it cannot memcpy to.
+// What a segment owner tells a peer on its control channel: the segments exported to
+// that peer (ids and lengths: no addresses, no rkeys), where its tcp lanes connect, and
+// the peer's lane ticket (lane_admission.hpp): the route id and secret every lane's
+// hello carries. Nothing here says where the owner's memory lies.
 struct transfer_peer_info {
   std::vector<segment_descriptor> segments;
   std::uint16_t data_port = 0;
-  std::uint64_t process = 0;  // transfer_process_token() of the owner
+  std::uint64_t lane_route = 0;
+  std::string lane_secret;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, transfer_peer_info& x) {
-  return f(caf::meta::type_name("transfer_peer_info"), x.segments, x.data_port, x.process);
+  return f(caf::meta::type_name("transfer_peer_info"), x.segments, x.data_port, x.lane_route,
+           x.lane_secret);
 }
 
 // connect(requester's QP) -> the owner's QP, created for it and moved to RTS, with the
-// owner's segments and their rkeys on that QP's device.
+// owner's segments exported to that requester and their rkeys on that QP's device.
 using rdma_host_actor =
   caf::typed_actor<caf::replies_to<caf::connect_atom, rdma_qp_info>::with<rdma_qp_info>>;
 
@@ -78,14 +83,15 @@ using slicer_actor =
                    caf::replies_to<stats_atom>::with<transfer_stats>>;
 
 // A checksum request covers at most this: the owner computes it on a scheduler thread
-// (a few ms at this size), for any peer that asks.
+// (a few ms at this size), over a range exported to the peer that asks.
 constexpr std::uint64_t checksum_length_max = 64ull << 20;
 
+// describe: the asking peer's view (above); its identity is the CAF node it asks from.
 // checksum(segment, offset, length, crc): `crc` (a crc32c of earlier bytes, 0 for none)
-// extended over that range, or an error (a range longer than checksum_length_max
-// included). connect: the
-// rdma handshake, handed to the owner's rdma host; an error where the owner's
-// transport is not rdma.
+// extended over that range, or an error: a range longer than checksum_length_max, or
+// one not exported to the asking peer for reading. connect: the rdma handshake, handed
+// to the owner's rdma host, for a peer that described first (holds a ticket); an error
+// where the owner's transport is not rdma.
 using transfer_host_actor = caf::typed_actor<
   caf::replies_to<describe_atom>::with<transfer_peer_info>,
   caf::replies_to<checksum_atom, std::uint64_t, std::uint64_t, std::uint64_t,

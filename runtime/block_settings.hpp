@@ -21,4 +21,12 @@ inline tcp_server_faults tcp_faults(const fault_section& faults) {
   return {faults.tcp_drop_lane_after_slices, faults.tcp_kill_after_slices};
 }
 
+// The tcp server's caps and timeouts ([transfer] max_lanes, max_lanes_per_peer,
+// lane_idle_timeout_ms, frame_timeout_ms).
+inline tcp_server_limits tcp_limits(const transfer_section& transfer) {
+  return {transfer.max_lanes, transfer.max_lanes_per_peer,
+          {std::chrono::milliseconds{transfer.lane_idle_timeout_ms},
+           std::chrono::milliseconds{transfer.frame_timeout_ms}}};
+}
+
 }  // namespace spillway

@@ -423,7 +423,11 @@ void client::register_memory(void* base, std::uint64_t length) {
   for (const auto& m : i.memory)
     if (at < m.base + m.length && m.base < end)
       throw std::invalid_argument("register_memory: the region overlaps one registered before");
-  const auto segment = i.transfer->register_segment(base, length);  // starts the host
+  // The nodes read from it (puts) and write into it (get_into): read-write, for every
+  // peer the control channel admitted (with TLS, the cluster's nodes).
+  segment_export to_nodes;
+  to_nodes.any_admitted_peer = true;
+  const auto segment = i.transfer->register_segment(base, length, std::move(to_nodes));
   if (i.address.port == 0) {
     await_network_turn(*i.system);
     i.address = {parse_endpoint(i.transfer_settings.listen)->host, i.transfer->control_port()};
@@ -439,6 +443,8 @@ void client::unregister_memory(void* base) {
                                [at](const registered_memory& m) { return m.base == at; });
   if (it == i.memory.end())
     throw std::invalid_argument("unregister_memory: no registered region starts there");
+  // Withdrawn before it is forgotten: no node reaches it once this returns.
+  i.transfer->unregister_segment(it->segment);
   i.memory.erase(it);
 }
 

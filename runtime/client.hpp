@@ -83,15 +83,15 @@ public:
   std::vector<read_value> get(const std::vector<std::string>& keys);
 
   // Memory that nodes may write values into (get_into) and read values to put from
-  // (put_from): [base, base + length) becomes a segment of this client's transfer
-  // host, started by the first call. Throws
+  // (put_from): [base, base + length) becomes a segment of this client's transfer host,
+  // started by the first call, exported read-write to the peers its control channel
+  // admits (with TLS, the cluster's nodes; README "Data lanes"). Throws
   // std::invalid_argument for an empty region or one overlapping another, and
   // std::runtime_error when the transfer host cannot start (transfer.listen taken).
   void register_memory(void* base, std::uint64_t length);
-  // get_into refuses buffers in the region from then on. The transfer engine has no way
-  // to withdraw a segment yet, so peers can still reach it until the client is
-  // destroyed: keep the memory mapped until then. Throws std::invalid_argument when no
-  // region starts at `base`.
+  // Withdraws the region: get_into refuses buffers in it, and no node reaches it once
+  // this returns (a frame moving its bytes ends first), so the memory may be freed then.
+  // Throws std::invalid_argument when no region starts at `base`.
   void unregister_memory(void* base);
 
   // get(), each value written by its node straight into `buffers[i]`, which must lie in

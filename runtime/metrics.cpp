@@ -242,7 +242,10 @@ void transfer_metrics(exposition& out, const transfer_stats& t) {
              "Connections to the tcp server refused or dropped, by reason")
     .sample(static_cast<double>(t.refused_frames), {{"reason", "bad_request"}})
     .sample(static_cast<double>(t.accept_failures), {{"reason", "accept_failed"}})
-    .sample(static_cast<double>(t.dropped_lanes), {{"reason", "fault"}});
+    .sample(static_cast<double>(t.dropped_lanes), {{"reason", "fault"}})
+    .sample(static_cast<double>(t.refused_lanes), {{"reason", "not_admitted"}})
+    .sample(static_cast<double>(t.capped_lanes), {{"reason", "lane_cap"}})
+    .sample(static_cast<double>(t.timed_out_lanes), {{"reason", "timeout"}});
 }
 
 }  // namespace

@@ -591,9 +591,24 @@ catalog_stats node::store_stats() {
 
 arena_stats node::read_stats() { return impl_->ask<arena_stats>(impl_->arena, stats_atom_v); }
 
-segment_descriptor node::register_segment(void* base, std::uint64_t length) {
+segment_descriptor node::register_segment(void* base, std::uint64_t length,
+                                          segment_export exported) {
   if (!impl_->transfer) throw std::runtime_error("the node is stopped");
-  return impl_->transfer->register_segment(base, length);
+  return impl_->transfer->register_segment(base, length, std::move(exported));
+}
+
+segment_descriptor node::register_segment(void* base, std::uint64_t length) {
+  return register_segment(base, length, segment_export{});
+}
+
+bool node::unregister_segment(std::uint64_t id) {
+  if (!impl_->transfer) throw std::runtime_error("the node is stopped");
+  return impl_->transfer->unregister_segment(id);
+}
+
+std::string node::transfer_identity() {
+  if (!impl_->transfer) throw std::runtime_error("the node is stopped");
+  return impl_->transfer->identity();
 }
 
 std::uint16_t node::transfer_port() {

@@ -175,9 +175,22 @@ public:
   // transfer host for descriptors) start with the first of these calls. Each throws
   // std::runtime_error when they cannot start, or the node is stopped.
   //
-  // Lets peers read and write [base, base + length) until the node stops. For rdma
-  // this is also how local memory gets the memory region a transfer needs.
+  // Lets the peers of `exported` reach [base, base + length), read-only or read-write,
+  // until unregister_segment or the node stops; every other peer's request on it fails
+  // as not_exported, and a write to a read-only one as read_only. A peer is named by
+  // its transfer_identity(). For rdma this is also how local memory gets the memory
+  // region a transfer needs.
+  segment_descriptor register_segment(void* base, std::uint64_t length,
+                                      segment_export exported);
+  // The same, exported to no peer: only this node's own routes reach it.
   segment_descriptor register_segment(void* base, std::uint64_t length);
+  // Withdraws it: requests on it fail as not_exported from now on. Returns once no lane
+  // moves its bytes (a frame in flight ends or times out), so the memory may be freed
+  // then. False for an id that is not registered.
+  bool unregister_segment(std::uint64_t id);
+  // This node's transfer identity, which a peer names in its segment_export to let
+  // this node reach its memory: its actor system's CAF node id, as peers see it.
+  std::string transfer_identity();
   // Where peers connect_peer() to this node: its transfer host, on transfer.listen's host
   // and transfer.control_port (the free port chosen when that is 0).
   std::uint16_t transfer_port();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/net/segment.hpp"
@@ -13,6 +14,7 @@ namespace spillway {
 struct transfer_peer {
   std::uint32_t route = 0;                  // this node's route to the peer
   std::vector<segment_descriptor> segments;  // when connected; connect again for newer ones
+  std::string identity;  // the peer's transfer identity: what to export segments to
 };
 
 }  // namespace spillway

@@ -171,7 +171,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
   constexpr std::uint64_t chunk = 100000, count = 10;  // a slice and a tail each
   std::vector<std::byte> memory(chunk * count), source(memory.size()), back(memory.size());
   for (std::size_t i = 0; i < source.size(); ++i) source[i] = std::byte(i * 7 + (i >> 9));
-  const auto segment = owner.register_segment(memory.data(), memory.size());
+  const auto segment =
+    owner.register_segment(memory.data(), memory.size(), segment_export::to({client.transfer_identity()}));
   const auto peer = client.connect_peer("127.0.0.1", owner.transfer_port());
   auto run = [&](transfer_op op, std::byte* local) {
     std::vector<transfer_request> requests;

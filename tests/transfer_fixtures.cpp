@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "runtime/actor_system_setup.hpp"
+#include "runtime/net/tcp_frame.hpp"
 #include "runtime/net/tcp_socket.hpp"
 
 namespace spillway::test {
@@ -21,22 +22,45 @@ std::uint64_t number_after(const std::string& text, const std::string& key) {
 }
 
 std::vector<std::string> peer_command(const temp_dir& dir, std::string_view config_toml,
-                                      std::string segment_size) {
+                                      std::string segment_size,
+                                      const std::vector<std::string>& export_to) {
   const auto config = dir.path() / "peer.toml";
   std::ofstream{config} << config_toml;
-  return {SPILLWAY_BINARY, "transfer-peer", "--segment-size", std::move(segment_size), "-c",
-          config.string()};
+  std::vector<std::string> command{SPILLWAY_BINARY, "transfer-peer", "--segment-size",
+                                   std::move(segment_size), "-c", config.string()};
+  for (const auto& peer : export_to) command.insert(command.end(), {"--export-to", peer});
+  return command;
 }
 
 }  // namespace
 
-transfer_peer_child::transfer_peer_child(std::string_view config_toml, std::string segment_size)
-    : process_(peer_command(dir_, config_toml, std::move(segment_size))) {
+transfer_peer_child::transfer_peer_child(std::string_view config_toml, std::string segment_size,
+                                         const std::vector<std::string>& export_to)
+    : process_(peer_command(dir_, config_toml, std::move(segment_size), export_to)) {
   REQUIRE_MESSAGE(process_.wait_for_stderr("transfer-peer ready", peer_start_limit),
                   "transfer-peer said: " << process_.err());
   control_port = static_cast<std::uint16_t>(number_after(process_.err(), "control="));
   data_port = static_cast<std::uint16_t>(number_after(process_.err(), "data="));
   segment = number_after(process_.err(), "segment=");
+  read_only_segment = number_after(process_.err(), "read_only=");
+}
+
+std::vector<std::byte> hello_bytes(std::uint64_t route, const std::string& secret) {
+  const auto header =
+    encode_frame({frame_kind::hello, transfer_error::none, 0, route, 0, secret.size()});
+  std::vector<std::byte> bytes(header.begin(), header.end());
+  for (const char c : secret) bytes.push_back(static_cast<std::byte>(c));
+  return bytes;
+}
+
+unique_fd admitted_connection(std::uint16_t port, std::uint64_t route,
+                              const std::string& secret) {
+  int error = 0;
+  auto fd = connect_tcp("127.0.0.1", port, error);
+  REQUIRE(fd);
+  const auto hello = hello_bytes(route, secret);
+  REQUIRE(send_all(fd.get(), hello.data(), hello.size()));
+  return fd;
 }
 
 networked_system::networked_system() : system(configure_actor_system(config)) {}

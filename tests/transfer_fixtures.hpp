@@ -12,6 +12,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "runtime/io/unique_fd.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -22,13 +23,15 @@ namespace spillway::test {
 class transfer_peer_child {
 public:
   // Writes `config_toml` to a file of its own and passes it with -c; REQUIREs the
-  // ready line within a bound for a hung child.
-  explicit transfer_peer_child(std::string_view config_toml = "",
-                               std::string segment_size = "700MiB");
+  // ready line within a bound for a hung child. Its segments are exported to the
+  // transfer identities `export_to` (node::transfer_identity(), transfer_identity()).
+  transfer_peer_child(std::string_view config_toml, std::string segment_size,
+                      const std::vector<std::string>& export_to);
 
   std::uint16_t control_port = 0;  // its transfer host: descriptors, checksums
   std::uint16_t data_port = 0;     // its tcp server
-  std::uint64_t segment = 0;       // the id of the one segment it owns
+  std::uint64_t segment = 0;       // the id of the segment it owns, read-write
+  std::uint64_t read_only_segment = 0;  // 64 KiB more, exported read-only
 
   child_process& process() { return process_; }
 
@@ -45,6 +48,12 @@ struct networked_system {
 
   networked_system();
 };
+
+// A connection to a tcp server at `port` that opened with a hello carrying the ticket
+// (route, secret), as a lane's does; REQUIREs it.
+unique_fd admitted_connection(std::uint16_t port, std::uint64_t route, const std::string& secret);
+// The hello frame and secret as a lane sends them, for tests that write raw frames.
+std::vector<std::byte> hello_bytes(std::uint64_t route, const std::string& secret);
 
 // Bytes that differ from seed to seed, so a transfer that did nothing cannot pass.
 std::vector<std::byte> pattern(std::size_t size, std::uint64_t seed);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/transport_host.hpp"
 #include "actors/transport_routes.hpp"
 #include "runtime/storage/crc32c.hpp"
 #include "runtime/node.hpp"
@@ -35,12 +36,23 @@ node_config client_config(const test::temp_dir& dir) {
   return config;
 }
 
-// The peer's checksum of its segment's first `length` bytes: the test's own view of the
-// peer's memory, apart from the node under test.
-std::uint32_t peer_checksum(const test::transfer_peer_child& peer, std::uint64_t length) {
-  test::networked_system client;
-  const auto host = remote_transfer_host(client.system, "127.0.0.1", peer.control_port);
-  return range_checksum(client.system, host, peer.segment, 0, length);
+// The test's own view of the peer's memory, apart from the node under test: an actor
+// system the peers export their segments to as well. Built after the descriptors are
+// counted and gone before they are checked.
+struct checked_peers : test::node_leaks {
+  test::networked_system checker;
+
+  // The peer's segments go to the node under test and to the checker.
+  std::vector<std::string> exports_for(node& n) {
+    return {n.transfer_identity(), transfer_identity(checker.system)};
+  }
+};
+
+// The peer's checksum of its segment's first `length` bytes.
+std::uint32_t peer_checksum(test::networked_system& checker,
+                            const test::transfer_peer_child& peer, std::uint64_t length) {
+  const auto host = remote_transfer_host(checker.system, "127.0.0.1", peer.control_port);
+  return range_checksum(checker.system, host, peer.segment, 0, length);
 }
 
 // `count` requests of `chunk` bytes between `local` and the peer's segment, back to back.
@@ -54,29 +66,31 @@ std::vector<transfer_status> transfer_chunks(node& n, const transfer_peer& peer,
 }
 
 // Writes `count` chunks to `peer` and checks that its segment holds exactly those bytes.
-void write_and_verify(node& n, const test::transfer_peer_child& child, std::uint64_t count,
+void write_and_verify(test::networked_system& checker, node& n,
+                      const test::transfer_peer_child& child, std::uint64_t count,
                       std::uint64_t seed) {
   const auto peer = n.connect_peer("127.0.0.1", child.control_port);
-  REQUIRE(peer.segments.size() == 1);
+  REQUIRE(peer.segments.size() == 2);  // its segment and the read-only one
   REQUIRE(peer.segments[0].id == child.segment);
   auto source = test::pattern(count * chunk, seed);
   CHECK(transfer_chunks(n, peer, transfer_op::write, source.data(), count) ==
         std::vector<transfer_status>(count));
-  CHECK(peer_checksum(child, source.size()) == crc32c(source.data(), source.size()));
+  CHECK(peer_checksum(checker, child, source.size()) ==
+        crc32c(source.data(), source.size()));
 }
 
 TEST_SUITE("transfer-node-peer") {
 
-TEST_CASE_FIXTURE(test::node_leaks,
+TEST_CASE_FIXTURE(checked_peers,
                   "node writes and reads back a transfer-peer process on its configured control port") {
   const auto control_port = test::unused_port();
-  test::transfer_peer_child child{"[transfer]\ncontrol_port = " + std::to_string(control_port),
-                                  "64MiB"};
-  CHECK(child.control_port == control_port);
   test::temp_dir dir;
   node n{client_config(dir)};
+  test::transfer_peer_child child{"[transfer]\ncontrol_port = " + std::to_string(control_port),
+                                  "64MiB", exports_for(n)};
+  CHECK(child.control_port == control_port);
   const std::uint64_t count = 600;  // 60 MB
-  write_and_verify(n, child, count, 1);
+  write_and_verify(checker, n, child, count, 1);
   const auto peer = n.connect_peer("127.0.0.1", child.control_port);
   std::vector<std::byte> back(count * chunk);
   CHECK(transfer_chunks(n, peer, transfer_op::read, back.data(), count) ==
@@ -85,14 +99,14 @@ TEST_CASE_FIXTURE(test::node_leaks,
   check_arena(n);
 }
 
-TEST_CASE_FIXTURE(test::node_leaks,
+TEST_CASE_FIXTURE(checked_peers,
                   "transfer-peer killed mid-batch: requests fail fast by name and a new peer is served"
                   * doctest::test_suite("fault")) {
   test::temp_dir dir;
   node n{client_config(dir)};
   {
     test::transfer_peer_child dying{"[fault]\nenabled = true\ntcp_kill_after_slices = 300\n",
-                                    "128MiB"};
+                                    "128MiB", exports_for(n)};
     const auto peer = n.connect_peer("127.0.0.1", dying.control_port);
     const std::uint64_t count = 1200;  // 1200 slices and tails, the peer dies after 300
     auto source = test::pattern(count * chunk, 2);
@@ -113,8 +127,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
     const auto again = transfer_chunks(n, peer, transfer_op::write, source.data(), 1);
     CHECK(again[0].error == transfer_error::peer_unreachable);
   }
-  test::transfer_peer_child fresh{"", "64MiB"};
-  write_and_verify(n, fresh, 500, 3);
+  test::transfer_peer_child fresh{"", "64MiB", exports_for(n)};
+  write_and_verify(checker, n, fresh, 500, 3);
   check_arena(n);
 }
 

@@ -47,7 +47,8 @@ struct node_pair {
 
   explicit node_pair(const std::string& transport)
       : owner(transfer_node(owner_dir, transport)), client(transfer_node(client_dir, transport)) {
-    segment = owner.register_segment(memory.data(), memory.size());
+    segment = owner.register_segment(memory.data(), memory.size(),
+                                     segment_export::to({client.transfer_identity()}));
     peer = client.connect_peer("127.0.0.1", owner.transfer_port());
   }
 
@@ -73,6 +74,13 @@ struct node_pair {
   }
 };
 
+// A descriptor as a peer gets it from describe: no address, no rkey.
+segment_descriptor as_peer_sees(segment_descriptor d) {
+  d.base = 0;
+  d.rkey = 0;
+  return d;
+}
+
 std::vector<std::byte> pattern(std::size_t size) {
   std::vector<std::byte> bytes(size);
   for (std::size_t i = 0; i < size; ++i) bytes[i] = std::byte(i * 31 + (i >> 11));
@@ -86,7 +94,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   for (const std::string transport : {"tcp", "local"}) {
     CAPTURE(transport);
     node_pair pair{transport};
-    REQUIRE(pair.peer.segments == std::vector<segment_descriptor>{pair.segment});
+    REQUIRE(pair.peer.segments == std::vector<segment_descriptor>{as_peer_sees(pair.segment)});
     const std::uint64_t count = segment_size / chunk;
     auto source = pattern(count * chunk);
     std::vector<std::byte> back(source.size());
@@ -107,7 +115,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
     CAPTURE(transport);
     node_pair pair{transport};
     std::vector<std::byte> later_memory(segment_size);
-    const auto later = pair.owner.register_segment(later_memory.data(), later_memory.size());
+    const auto later = pair.owner.register_segment(later_memory.data(), later_memory.size(),
+                                                   segment_export::to({pair.client.transfer_identity()}));
     auto source = pattern(chunk);
     auto write_later = [&](const transfer_peer& peer) {
       std::vector<transfer_request> one{{transfer_op::write, source.data(), later.id, 0, chunk}};
@@ -117,7 +126,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
           std::vector<transfer_status>{{transfer_error::unknown_segment, 0}});
     const auto again = pair.client.connect_peer("127.0.0.1", pair.owner.transfer_port());
     CHECK(again.route == pair.peer.route);
-    CHECK(again.segments == std::vector<segment_descriptor>{pair.segment, later});
+    CHECK(again.segments ==
+          std::vector<segment_descriptor>{as_peer_sees(pair.segment), as_peer_sees(later)});
     CHECK(write_later(pair.peer) == std::vector<transfer_status>(1));
     pair.stop_owner();
     CHECK(std::memcmp(later_memory.data(), source.data(), chunk) == 0);
@@ -166,7 +176,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   node_pair pair{"tcp"};
   std::vector<std::byte> local(8);
   const std::vector<transfer_request> one{{transfer_op::read, local.data(), 1, 0, 8}};
-  const transfer_peer stranger{7, {}};
+  const transfer_peer stranger{7, {}, "stranger"};
   CHECK(pair.client.transfer(stranger, one).get()[0].error == transfer_error::unavailable);
   pair.client.stop();
   CHECK(pair.client.transfer(pair.peer, one).get()[0].error == transfer_error::unavailable);
@@ -232,10 +242,11 @@ TEST_CASE_FIXTURE(test::node_leaks,
   config.transfer.control_port = test::unused_port();
   node owner{config}, client{transfer_node(client_dir, "tcp")};
   std::vector<std::byte> memory(64);
-  const auto segment = owner.register_segment(memory.data(), memory.size());
+  const auto segment =
+    owner.register_segment(memory.data(), memory.size(), segment_export::to({client.transfer_identity()}));
   CHECK(owner.transfer_port() == config.transfer.control_port);
   const auto peer = client.connect_peer("127.0.0.1", config.transfer.control_port);
-  CHECK(peer.segments == std::vector<segment_descriptor>{segment});
+  CHECK(peer.segments == std::vector<segment_descriptor>{as_peer_sees(segment)});
   check_arena(owner);
   check_arena(client);
 }

@@ -189,6 +189,13 @@ struct two_systems {
     return *remote;
   }
 
+  // What a peer does before its handshakes: describe, which admits it.
+  void describe_first(const transfer_host_actor& remote) {
+    caf::scoped_actor self{requester};
+    self->request(remote, std::chrono::seconds(30), describe_atom_v)
+      .receive([](transfer_peer_info&) {}, [&](caf::error& err) { FAIL(requester.render(err)); });
+  }
+
   // The handshake's answer, or the rendered error.
   template <class Handle>
   std::pair<rdma_qp_info, std::string> connect(const Handle& remote, const rdma_qp_info& mine) {
@@ -219,8 +226,14 @@ TEST_CASE_FIXTURE(two_systems, "rdma QP info goes to the owner and back by messa
 TEST_CASE_FIXTURE(two_systems, "rdma QP info reaches the rdma host through the transfer host") {
   auto received = std::make_shared<rdma_qp_info>();
   auto rdma = owner.spawn(qp_owner, theirs, received);
-  auto host = spawn_transport_host(owner, std::make_shared<segment_table>(), 0, rdma);
-  const auto [answer, error] = connect(reach(host), mine);
+  auto host = spawn_transport_host(
+    owner, {std::make_shared<segment_table>(), std::make_shared<lane_admission>(), 0, rdma});
+  const auto remote = reach(host);
+  const auto [refused, why] = connect(remote, mine);  // before describe: not admitted
+  CHECK(why.find("describe first") != std::string::npos);
+  CHECK(received->qp_num == 0);  // never reached the rdma host
+  describe_first(remote);
+  const auto [answer, error] = connect(remote, mine);
   CHECK(error.empty());
   CHECK(answer == theirs);
   CHECK(*received == mine);
@@ -231,10 +244,12 @@ TEST_CASE_FIXTURE(two_systems, "rdma QP info reaches the rdma host through the t
 TEST_CASE_FIXTURE(two_systems, "rdma segment registered after a handshake is in the next answer") {
   auto segments = std::make_shared<segment_table>();
   std::byte first[64], later[64];
-  segments->add(first, sizeof first, 0x11);
+  segments->add(first, sizeof first, {}, 0x11);
   auto rdma = owner.spawn(live_owner, theirs, segments);
-  auto host = spawn_transport_host(owner, segments, 0, rdma);
+  auto host =
+    spawn_transport_host(owner, {segments, std::make_shared<lane_admission>(), 0, rdma});
   const auto remote = reach(host);
+  describe_first(remote);
   slice_pool pool{1, 2};
   auto& group = *pool.take();
   group.append().segment = 1;
@@ -242,7 +257,7 @@ TEST_CASE_FIXTURE(two_systems, "rdma segment registered after a handshake is in 
   const auto [before, error] = connect(remote, mine);
   REQUIRE(error.empty());
   CHECK_FALSE(knows_every_segment(before.segments, group));  // so the QP connects again
-  segments->add(later, sizeof later, 0x22);
+  segments->add(later, sizeof later, {}, 0x22);
   const auto [after, again] = connect(remote, mine);
   REQUIRE(again.empty());
   CHECK(knows_every_segment(after.segments, group));
@@ -254,7 +269,8 @@ TEST_CASE_FIXTURE(two_systems, "rdma segment registered after a handshake is in 
 }
 
 TEST_CASE_FIXTURE(two_systems, "rdma handshake with a node whose transport is not rdma is named") {
-  auto host = spawn_transport_host(owner, std::make_shared<segment_table>(), 0);
+  auto host = spawn_transport_host(
+    owner, {std::make_shared<segment_table>(), std::make_shared<lane_admission>(), 0, {}});
   const auto [answer, error] = connect(reach(host), mine);
   CHECK(error.find("transfer.transport is not") != std::string::npos);
   CHECK(answer == rdma_qp_info{});
@@ -273,7 +289,7 @@ TEST_CASE("an rdma transfer engine without a device refuses to start and names t
   std::byte memory[64];
   std::string message;
   try {
-    engine.register_segment(memory, sizeof memory);
+    engine.register_segment(memory, sizeof memory, {});
   } catch (const std::runtime_error& e) {
     message = e.what();
   }

@@ -39,9 +39,12 @@ constexpr auto poison = std::byte{0xa5};
 class stalling_peer {
 public:
   stalling_peer() : listener_(listen_tcp("127.0.0.1", 0)) {
-    const auto segment = segments_->add(bytes_.data(), bytes_.size());
+    segment_export anyone;  // the node under test: whoever asks through the host
+    anyone.any_admitted_peer = true;
+    const auto segment = segments_->add(bytes_.data(), bytes_.size(), anyone);
     segment_id = segment.id;
-    host_ = spawn_transport_host(networked_.system, segments_, local_port(listener_.get()));
+    host_ = spawn_transport_host(networked_.system, {segments_, std::make_shared<lane_admission>(),
+                                                     local_port(listener_.get()), {}});
     auto port = networked_.system.middleman().publish(host_, 0, "127.0.0.1");
     REQUIRE(port);
     control_port = *port;
@@ -71,7 +74,11 @@ private:
     bool first = true;
     frame_bytes bytes;
     frame_header h;
-    while (fd && recv_all(fd.get(), bytes.data(), bytes.size()) &&
+    std::byte secret[lane_secret_size];  // the lane's hello, taken as it comes
+    if (!fd || !recv_all(fd.get(), bytes.data(), bytes.size()) ||
+        !recv_all(fd.get(), secret, sizeof secret))
+      return;
+    while (recv_all(fd.get(), bytes.data(), bytes.size()) &&
            decode_frame(bytes, h) == transfer_error::none && h.kind == frame_kind::read) {
       const auto status = encode_frame({frame_kind::status, transfer_error::none, h.slice_id,
                                         0, 0, h.length});

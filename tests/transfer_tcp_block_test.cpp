@@ -52,8 +52,18 @@ void limit_descriptors(rlim_t count) {
 
 struct served_segment {
   std::vector<std::byte> memory = std::vector<std::byte>(4096);
-  std::shared_ptr<segment_table> segments = std::make_shared<segment_table>();
+  std::shared_ptr<segment_table> segments = std::make_shared<segment_table>("requester");
   std::uint64_t id = segments->add(memory.data(), memory.size()).id;
+  std::shared_ptr<lane_admission> admission = std::make_shared<lane_admission>();
+  lane_ticket ticket = admission->issue("requester");
+
+  // A raw connection's first bytes: the hello a lane sends.
+  bool send_hello(int fd) const {
+    const auto header =
+      encode_frame({frame_kind::hello, {}, 0, ticket.route, 0, ticket.secret.size()});
+    return send_all(fd, header.data(), header.size()) &&
+           send_all(fd, ticket.secret.data(), ticket.secret.size());
+  }
 };
 
 // One 16-byte write to the segment through `lane`: the slice's status.
@@ -72,9 +82,9 @@ TEST_SUITE("transfer-tcp") {
 // poll() fails with EINVAL when its one descriptor is over RLIMIT_NOFILE (0 here).
 TEST_CASE("a lane whose poll fails reports poll's errno") {
   served_segment owner;
-  tcp_server server{owner.segments, "127.0.0.1", 0, {}};
+  tcp_server server{owner.segments, owner.admission, "127.0.0.1", 0, {}};
   const int lane_errno = in_child([&] {
-    tcp_lane lane{"127.0.0.1", server.port(), std::chrono::seconds(5)};
+    tcp_lane lane{"127.0.0.1", server.port(), std::chrono::seconds(5), owner.ticket};
     if (!write_once(lane, owner.id).ok()) return 255;  // connected and moved
     limit_descriptors(0);
     const auto failed = write_once(lane, owner.id);
@@ -91,7 +101,7 @@ TEST_CASE("a lane whose poll fails reports poll's errno") {
 TEST_CASE("a tcp server out of descriptors waits between accepts and serves once it can") {
   const int verdict = in_child([] {
     served_segment owner;
-    tcp_server server{owner.segments, "127.0.0.1", 0, {}};
+    tcp_server server{owner.segments, owner.admission, "127.0.0.1", 0, {}};
     unique_fd client{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
     const int lowest_free = ::dup(0);
     ::close(lowest_free);
@@ -115,7 +125,7 @@ TEST_CASE("a tcp server out of descriptors waits between accepts and serves once
     const std::byte payload[16]{};
     const auto header = encode_frame({frame_kind::write, {}, 1, owner.id, 0, sizeof payload});
     frame_bytes status;
-    if (!send_all(client.get(), header.data(), header.size()) ||
+    if (!owner.send_hello(client.get()) || !send_all(client.get(), header.data(), header.size()) ||
         !send_all(client.get(), payload, sizeof payload) ||
         !recv_all(client.get(), status.data(), status.size()))
       return 201;
@@ -128,10 +138,12 @@ TEST_CASE("a tcp server out of descriptors waits between accepts and serves once
 // close reads the count without waiting.
 TEST_CASE("a tcp server counts the connections it closed on a refused frame or a fault") {
   served_segment owner;
-  tcp_server server{owner.segments, "127.0.0.1", 0, {.drop_lane_after_slices = 2}};
+  tcp_server server{owner.segments, owner.admission, "127.0.0.1", 0,
+                    {.drop_lane_after_slices = 2}};
   int error = 0;
   auto hostile = connect_tcp("127.0.0.1", server.port(), error);
   REQUIRE(hostile);
+  REQUIRE(owner.send_hello(hostile.get()));
   const auto unknown = encode_frame({frame_kind::read, {}, 1, owner.id + 1, 0, 16});
   REQUIRE(send_all(hostile.get(), unknown.data(), unknown.size()));
   frame_bytes status;
@@ -141,7 +153,7 @@ TEST_CASE("a tcp server counts the connections it closed on a refused frame or a
   CHECK(server.refused_frames() == 1);
   CHECK(server.dropped_lanes() == 0);
 
-  tcp_lane lane{"127.0.0.1", server.port(), std::chrono::seconds(5)};
+  tcp_lane lane{"127.0.0.1", server.port(), std::chrono::seconds(5), owner.ticket};
   CHECK(write_once(lane, owner.id).ok());
   CHECK(write_once(lane, owner.id).error == transfer_error::lane_closed);  // served, dropped
   CHECK(server.dropped_lanes() == 1);

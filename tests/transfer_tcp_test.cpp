@@ -30,14 +30,14 @@ namespace spillway {
 namespace {
 
 struct tcp_peer_fixture {
-  test::transfer_peer_child peer;
   test::networked_system networked;
   caf::actor_system& system = networked.system;
+  test::transfer_peer_child peer;
   transfer_route route;
 
   explicit tcp_peer_fixture(std::string_view peer_config = "",
                             transfer_section transfer = tcp_section())
-      : peer(peer_config) {
+      : peer(peer_config, "700MiB", {transfer_identity(system)}) {
     route = open_tcp_route(system, transfer, "127.0.0.1", peer.control_port);
   }
   ~tcp_peer_fixture() { close_route(route); }
@@ -136,13 +136,13 @@ TEST_CASE("tcp peer killed mid-transfer: requests fail fast with a named error"
   CHECK(f.peer.process().finish() == 128 + SIGKILL);
 }
 
-// What the server answers on a fresh connection to `bytes`: the error of its status
-// frame (none when it sent no frame), and whether it then closed the connection.
-std::pair<transfer_error, bool> answer_to(std::uint16_t port, const void* bytes,
+// What the server answers on a fresh connection, admitted with the route's ticket, to
+// `bytes`: the error of its status frame (none when it sent no frame), and whether it
+// then closed the connection.
+std::pair<transfer_error, bool> answer_to(const tcp_peer_fixture& f, const void* bytes,
                                           std::size_t size) {
-  int error = 0;
-  auto fd = connect_tcp("127.0.0.1", port, error);
-  REQUIRE(fd);
+  auto fd = test::admitted_connection(f.peer.data_port, f.route.peer.lane_route,
+                                      f.route.peer.lane_secret);
   REQUIRE(send_all(fd.get(), bytes, size));
   ::shutdown(fd.get(), SHUT_WR);  // a truncated frame stays truncated
   frame_bytes reply;
@@ -172,15 +172,15 @@ TEST_CASE("tcp hostile frames are rejected while the server keeps serving"
     {{frame_kind::status, {}, 5, f.peer.segment, 0, 100}, transfer_error::bad_frame}};
   for (const auto& [frame, expected] : attacks) {
     const auto bytes = encode_frame(frame);
-    CHECK(answer_to(f.peer.data_port, bytes.data(), bytes.size()) == std::pair{expected, true});
+    CHECK(answer_to(f, bytes.data(), bytes.size()) == std::pair{expected, true});
     CHECK(good());
   }
   const std::vector<std::uint8_t> garbage(frame_header_size, 0xab);  // one header's worth
-  CHECK(answer_to(f.peer.data_port, garbage.data(), garbage.size()) ==
+  CHECK(answer_to(f, garbage.data(), garbage.size()) ==
         std::pair{transfer_error::bad_frame, true});
   CHECK(good());
   const auto whole = encode_frame({frame_kind::write, {}, 6, f.peer.segment, 0, 100});
-  CHECK(answer_to(f.peer.data_port, whole.data(), 20) == std::pair{transfer_error::none, true});
+  CHECK(answer_to(f, whole.data(), 20) == std::pair{transfer_error::none, true});
   CHECK(good());
 }
 
@@ -218,9 +218,8 @@ TEST_CASE("tcp frames arriving in any pieces are each served and answered") {
       stream.insert(stream.end(), payload.begin() + offset, payload.begin() + offset + lengths[i]);
       offset += lengths[i];
     }
-    int error = 0;
-    auto fd = connect_tcp("127.0.0.1", f.peer.data_port, error);
-    REQUIRE(fd);
+    auto fd = test::admitted_connection(f.peer.data_port, f.route.peer.lane_route,
+                                        f.route.peer.lane_secret);
     for (std::size_t at = 0; at < stream.size(); at += piece)
       REQUIRE(send_all(fd.get(), stream.data() + at, std::min(piece, stream.size() - at)));
     for (std::uint64_t i = 0; i < std::size(lengths); ++i) {
@@ -240,9 +239,10 @@ TEST_CASE("tcp frames arriving in any pieces are each served and answered") {
 TEST_CASE("a checksum request over more than its bound is refused, a long range chained") {
   test::networked_system networked;
   auto bytes = test::pattern(checksum_length_max + 4096, 3);
-  auto segments = std::make_shared<segment_table>();
+  auto segments = std::make_shared<segment_table>(transfer_identity(networked.system));
   const auto segment = segments->add(bytes.data(), bytes.size()).id;
-  auto host = spawn_transport_host(networked.system, segments, 0);
+  auto host = spawn_transport_host(networked.system,
+                                   {segments, std::make_shared<lane_admission>(), 0, {}});
   caf::scoped_actor self{networked.system};
   caf::error refused;
   self->request(host, caf::infinite, checksum_atom_v, segment, std::uint64_t{0},

@@ -19,6 +19,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/transport_host.hpp"
 #include "actors/transport_routes.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/io/progress.hpp"
@@ -167,11 +168,11 @@ int run_bench_transfer(const bench_transfer_options& options) {
   std::byte* local_memory = nullptr;
   if (wanted(options.transports, "local")) {
     local_memory = map_buffer(segment_bytes);
-    auto segments = std::make_shared<segment_table>();
+    auto segments = std::make_shared<segment_table>(transfer_identity(system));
     local.transport = "local";
     local.naive = open_local_route(system, contender_section("naive"), segments);
     local.watermark = open_local_route(system, contender_section("watermark"), segments);
-    local.segment = segments->add(local_memory, segment_bytes).id;
+    local.segment = segments->add(local_memory, segment_bytes, {}).id;  // its own routes only
     for (auto* route : {&local.naive, &local.watermark})
       for (const auto& slicer : route->slicers)
         caf::anon_send(slicer, caf::update_atom_v, segments->list());
@@ -185,7 +186,8 @@ int run_bench_transfer(const bench_transfer_options& options) {
   std::optional<transfer_peer_process> peer;
   bench_target tcp;
   if (wanted(options.transports, "tcp")) {
-    peer.emplace(std::to_string(segment_bytes));
+    peer.emplace(std::to_string(segment_bytes), "",
+                 std::vector<std::string>{transfer_identity(system)});
     tcp.transport = "tcp";
     tcp.segment = peer->segment;
     for (auto* route : {&tcp.naive, &tcp.watermark})

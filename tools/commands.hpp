@@ -95,6 +95,7 @@ int run_bench_store(const bench_store_options& options);
 struct transfer_peer_options {
   std::string host = "127.0.0.1";
   std::uint64_t segment_size = 64ull << 20;
+  std::vector<std::string> export_to;  // transfer identities that may reach the segments
 };
 int run_transfer_peer(const node_config& config, const transfer_peer_options& options);
 

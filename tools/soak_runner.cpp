@@ -90,7 +90,11 @@ void runner::start(const epoch_dice& dice) {
   node_ = std::make_unique<node>(soak_config(data_dir_, log_level_, dice));
   node_->on_evicted([this](std::vector<std::string> keys) { model_.evicted(keys); });
   node_->register_memory(registered_.data(), registered_.size());
-  if (peer_) connect_peer();
+  if (!peer_) return;
+  // The peer exports its segment to one transfer identity, and a restarted node has a
+  // new one: the peer starts again with the same faults, exporting to this node.
+  stop_peer();
+  start_peer(peer_faults_);
 }
 
 void runner::stop() {
@@ -293,8 +297,9 @@ void runner::start_peer(const peer_dice& dice) {
   std::ofstream{config} << "[fault]\nenabled = true\ntcp_drop_lane_after_slices = "
                         << dice.drop_lane_after_slices
                         << "\ntcp_kill_after_slices = " << dice.kill_after_slices << "\n";
-  peer_ = std::make_unique<bench::transfer_peer_process>(std::to_string(peer_segment_bytes),
-                                                         config.string());
+  peer_ = std::make_unique<bench::transfer_peer_process>(
+    std::to_string(peer_segment_bytes), config.string(),
+    std::vector<std::string>{node_->transfer_identity()});
   connect_peer();
 }
 

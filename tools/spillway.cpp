@@ -237,6 +237,9 @@ int main(int argc, char** argv) {
   peer->add_option("--segment-size", peer_opts.segment_size, "Segment bytes: 64MiB, 1GiB, ...")
     ->transform(size_text);
   peer->add_option("--host", peer_opts.host, "Address to listen on (default 127.0.0.1)");
+  peer->add_option("--export-to", peer_opts.export_to,
+                   "A peer's transfer identity (node::transfer_identity()) the segments are "
+                   "exported to; repeat for more");
   add_config_option(peer, source);  // transfer.control_port, [fault]
   spillway::soak_options soak_opts;
   auto* soak = app.add_subcommand("soak", "Seeded chaos: operations and faults checked against "

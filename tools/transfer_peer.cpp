@@ -1,10 +1,13 @@
 // `spillway transfer-peer`: a process that owns one zeroed segment and serves it over
 // the tcp transport, for the two-process tcp tests and `bench transfer`. Its transfer
-// host (descriptors, checksums) is published through CAF's middleman; once its ports
-// are open it writes one line to stderr (stream: a plain TCP sink, the bench's limit):
+// host (descriptors, checksums, lane tickets) is published through CAF's middleman;
+// once its ports are open it writes one line to stderr (stream: a plain TCP sink, the
+// bench's limit):
 //
-//   transfer-peer ready control=PORT data=PORT segment=ID stream=PORT
+//   transfer-peer ready control=PORT data=PORT segment=ID stream=PORT read_only=ID
 //
+// The segment is exported read-write to the identities given with --export-to, and a
+// second one (read_only, 64 KiB) read-only to them: the security tests' targets.
 // then serves until SIGINT or SIGTERM. From the node config (-c): its transfer host is
 // published on transfer.control_port (0, the default: a free one), and the [fault]
 // section's tcp keys make the tcp server drop one lane, or SIGKILL this process, after
@@ -27,6 +30,7 @@
 #include "actors/transport_host.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/block_settings.hpp"
+#include "runtime/log.hpp"
 #include "tools/commands.hpp"
 
 namespace spillway {
@@ -71,10 +75,19 @@ int run_transfer_peer(const node_config& settings, const transfer_peer_options& 
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);  // before any thread starts
 
+  // Refused lanes and frames are logged, within a budget, on stderr after the ready line.
+  configure_logging(settings.node.log_level, settings.node.log_format);
   const auto memory = map_segment(options.segment_size);
+  constexpr std::uint64_t read_only_size = 64 << 10;
+  const auto read_only_memory = map_segment(read_only_size);
   auto segments = std::make_shared<segment_table>();
-  const auto segment = segments->add(memory.get(), options.segment_size);
-  tcp_server server{segments, options.host, 0, tcp_faults(settings.fault)};
+  const auto segment = segments->add(memory.get(), options.segment_size,
+                                     segment_export::to(options.export_to));
+  const auto read_only = segments->add(read_only_memory.get(), read_only_size,
+                                       segment_export::to(options.export_to, segment_access::read_only));
+  auto admission = std::make_shared<lane_admission>();
+  tcp_server server{segments, admission, options.host, 0, tcp_faults(settings.fault),
+                    tcp_limits(settings.transfer)};
 
   const auto stream_listener = listen_tcp(options.host, 0);
   std::thread sink{sink_streams, stream_listener.get(), memory.get(), options.segment_size};
@@ -82,7 +95,7 @@ int run_transfer_peer(const node_config& settings, const transfer_peer_options& 
   caf::actor_system_config config;
   configure_actor_system(config, settings.node.scheduler_threads);
   caf::actor_system system{config};
-  auto host = spawn_transport_host(system, segments, server.port());
+  auto host = spawn_transport_host(system, {segments, admission, server.port(), {}});
   const auto control_port = static_cast<std::uint16_t>(settings.transfer.control_port);
   auto control = system.middleman().publish(host, control_port, options.host.c_str());
   if (!control) {
@@ -94,7 +107,8 @@ int run_transfer_peer(const node_config& settings, const transfer_peer_options& 
   std::cerr << "transfer-peer ready control=" + std::to_string(*control) +
                  " data=" + std::to_string(server.port()) +
                  " segment=" + std::to_string(segment.id) +
-                 " stream=" + std::to_string(local_port(stream_listener.get())) + "\n";
+                 " stream=" + std::to_string(local_port(stream_listener.get())) +
+                 " read_only=" + std::to_string(read_only.id) + "\n";
   wait_for_stop_signal(stop_signals);
   caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
   ::shutdown(stream_listener.get(), SHUT_RDWR);

@@ -30,9 +30,11 @@ int stop_peer(pid_t pid) {
 }  // namespace
 
 transfer_peer_process::transfer_peer_process(const std::string& segment_size,
-                                             const std::string& config) {
+                                             const std::string& config,
+                                             const std::vector<std::string>& export_to) {
   std::vector<std::string> args{"transfer-peer", "--segment-size", segment_size};
   if (!config.empty()) args.insert(args.end(), {"-c", config});
+  for (const auto& peer : export_to) args.insert(args.end(), {"--export-to", peer});
   pid_ = spawn_self(args, stderr_fd_);
   const auto line = read_line(stderr_fd_.get());  // the ready line
   if (line.find("ready") == std::string::npos) {
@@ -43,6 +45,7 @@ transfer_peer_process::transfer_peer_process(const std::string& segment_size,
     control_port = static_cast<std::uint16_t>(number_after(line, "control="));
     stream_port = static_cast<std::uint16_t>(number_after(line, "stream="));
     segment = number_after(line, "segment=");
+    read_only_segment = number_after(line, "read_only=");
   } catch (...) {  // a ready line we cannot read: the peer is of no use
     stop_peer(pid_);
     throw;

@@ -27,8 +27,10 @@ enum class transfer_error : std::uint8_t {
   unavailable,       // the engine is stopped, or every lane to the peer is gone
   remote_access,     // rdma: the peer's memory region refused the access (rkey, range)
   local_access,      // rdma: the local memory is in no region registered on this node
+  not_exported,      // the segment is not exported to this peer (or was unregistered)
+  read_only,         // a write to a segment exported read-only
 };
-inline constexpr std::size_t transfer_error_count = 11;
+inline constexpr std::size_t transfer_error_count = 13;
 
 // "ok", "unknown_segment", ...: the status' name without its errno.
 const char* name_of(transfer_error error);

@@ -22,7 +22,7 @@ struct wire_header {  // the layout above, with no padding
 };
 static_assert(sizeof(wire_header) == frame_header_size);
 
-constexpr auto last_error = static_cast<std::uint8_t>(transfer_error::unavailable);
+constexpr auto error_count = static_cast<std::uint8_t>(transfer_error_count);
 
 }  // namespace
 
@@ -42,7 +42,7 @@ transfer_error decode_frame(const frame_bytes& bytes, frame_header& out) {
          w.segment, w.offset, w.length};
   if (w.magic != frame_magic || w.version != frame_version || w.reserved != 0 ||
       w.kind < static_cast<std::uint8_t>(frame_kind::write) ||
-      w.kind > static_cast<std::uint8_t>(frame_kind::status) || w.error > last_error)
+      w.kind > static_cast<std::uint8_t>(frame_kind::hello) || w.error >= error_count)
     return transfer_error::bad_frame;
   if (w.length > frame_payload_max) return transfer_error::length_overflow;
   return transfer_error::none;

@@ -4,7 +4,10 @@
 //   magic u32 "SPWT" | version u8 | kind u8 | error u8 | reserved u8 (0)
 //   slice_id u64 | segment u64 | offset u64 | length u64
 //
-// A lane sends `write` (then `length` payload bytes) or `read` frames; the owner
+// A lane's first frame is a `hello`: `segment` is its route's id, and `length`
+// (lane_secret_size) bytes of the route's secret follow (lane_admission.hpp); nothing
+// else is read before it passes. Then the lane sends `write` (then `length` payload
+// bytes) or `read` frames; the owner
 // answers each, in order, with a `status` frame carrying the slice id and an error
 // code (transfer_error), followed, for a successful read, by `length` bytes. The owner
 // checks the whole header before it touches memory; after any error it answers once
@@ -19,7 +22,7 @@
 
 namespace spillway {
 
-enum class frame_kind : std::uint8_t { write = 1, read = 2, status = 3 };
+enum class frame_kind : std::uint8_t { write = 1, read = 2, status = 3, hello = 4 };
 
 struct frame_header {
   frame_kind kind = frame_kind::status;

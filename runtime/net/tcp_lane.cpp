@@ -20,8 +20,9 @@ struct tcp_lane::exchange {
   std::size_t payload_left = 0;  // bytes of a read still to come for items[acked]
 };
 
-tcp_lane::tcp_lane(std::string host, std::uint16_t port, std::chrono::milliseconds timeout)
-    : host_(std::move(host)), port_(port), slice_timeout_(timeout) {}
+tcp_lane::tcp_lane(std::string host, std::uint16_t port, std::chrono::milliseconds timeout,
+                   lane_ticket ticket)
+    : host_(std::move(host)), port_(port), slice_timeout_(timeout), ticket_(std::move(ticket)) {}
 
 namespace {
 
@@ -36,6 +37,24 @@ bool recv_blocked(ssize_t n) {
 
 std::uint64_t payload_of(const slice& s) {
   return s.op == transfer_op::write ? s.length : 0;
+}
+
+// The hello and the secret, in one send: a fresh socket's buffer takes 72 bytes at once.
+bool send_hello(int fd, const lane_ticket& ticket) {
+  std::array<std::byte, frame_header_size + lane_secret_size> hello{};
+  const auto header = encode_frame({frame_kind::hello, transfer_error::none, 0, ticket.route, 0,
+                                    lane_secret_size});
+  std::memcpy(hello.data(), header.data(), header.size());
+  std::memcpy(hello.data() + header.size(), ticket.secret.data(),
+              std::min(ticket.secret.size(), lane_secret_size));
+  return send_all(fd, hello.data(), hello.size());
+}
+
+// Between groups nothing is owed on a lane, so a readable socket means the owner hung
+// up (it closes lanes idle past its lane_idle_timeout_ms): made again, not failed on.
+bool closed_by_owner(int fd) {
+  pollfd p{fd, static_cast<short>(POLLIN | POLLRDHUP), 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 }  // namespace
@@ -135,10 +154,15 @@ bool tcp_lane::pull(exchange& x) {
 void tcp_lane::run(slice_group& group) {
   exchange x{group.items, next_slice_id_};
   next_slice_id_ += group.items.size();
+  if (fd_ && closed_by_owner(fd_.get())) fd_.reset();
   if (!fd_) {
     int error = 0;
     fd_ = connect_tcp(host_, port_, error);
     inbox_begin_ = inbox_end_ = 0;
+    if (fd_ && !send_hello(fd_.get(), ticket_)) {
+      error = errno != 0 ? errno : EPIPE;
+      fd_.reset();
+    }
     if (!fd_) return fail_rest(x, {transfer_error::peer_unreachable, error});
   }
   group.started = transfer_clock::now();

@@ -2,7 +2,8 @@
 // group of slices at a time, pipelined (frames go out while status frames come back),
 // with partial sends and receives resumed where they stopped. A dropped connection
 // fails the slices still in flight (lane_closed) and is made again on the next group;
-// one that cannot be made fails the group at once (peer_unreachable).
+// one that cannot be made fails the group at once (peer_unreachable). Every connection
+// opens with a hello carrying the route's ticket, which the owner checks first.
 #pragma once
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/net/lane_admission.hpp"
 #include "runtime/net/slice_pool.hpp"
 #include "runtime/net/tcp_frame.hpp"
 #include "runtime/net/tcp_socket.hpp"
@@ -19,7 +21,8 @@ namespace spillway {
 class tcp_lane {
 public:
   // A slice fails with `timeout` when the lane makes no progress for `slice_timeout`.
-  tcp_lane(std::string host, std::uint16_t port, std::chrono::milliseconds slice_timeout);
+  tcp_lane(std::string host, std::uint16_t port, std::chrono::milliseconds slice_timeout,
+           lane_ticket ticket);
 
   // Moves every slice of `group` and sets each one's status. Never throws.
   void run(slice_group& group);
@@ -35,6 +38,7 @@ private:
   std::string host_;
   std::uint16_t port_;
   std::chrono::milliseconds slice_timeout_;
+  lane_ticket ticket_;
   unique_fd fd_;
   std::uint64_t next_slice_id_ = 1;
   std::array<std::byte, 64 * frame_header_size> inbox_;  // status frames read ahead

@@ -68,16 +68,24 @@ rdma_domain::rdma_domain(const rdma_domain_settings& settings) {
     throw rdma_setup_error("transfer.rdma_devices: a device went away while it was opened");
 }
 
-std::uint32_t rdma_domain::register_memory(std::byte* base, std::uint64_t length) {
+std::uint32_t rdma_domain::register_memory(std::byte* base, std::uint64_t length,
+                                           bool remote_write) {
   region r{base, length, {}};
+  const int access =
+    remote_write ? rdma_access_flags : (rdma_access_flags & ~IBV_ACCESS_REMOTE_WRITE);
   for (const auto& d : devices_) {
-    auto* mr = ibv_reg_mr(d.pd.get(), base, length, rdma_access_flags);
+    auto* mr = ibv_reg_mr(d.pd.get(), base, length, access);
     r.mrs.push_back(verbs_created<rdma_mr>(mr, d.name + ": ibv_reg_mr"));
   }
   const auto rkey = r.mrs.front()->rkey;
   std::unique_lock lock{mutex_};
   regions_.push_back(std::move(r));
   return rkey;
+}
+
+void rdma_domain::deregister_memory(const std::byte* base, std::uint64_t length) {
+  std::unique_lock lock{mutex_};
+  std::erase_if(regions_, [&](const region& r) { return r.base == base && r.length == length; });
 }
 
 std::optional<std::uint32_t> rdma_domain::local_key(std::size_t device, const std::byte* address,

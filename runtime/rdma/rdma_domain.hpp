@@ -50,9 +50,14 @@ public:
   const rdma_device& device(std::size_t index) const { return devices_[index]; }
 
   // Registers [base, base + length) on every device, for local and remote READ and
-  // WRITE, until the domain goes. Returns its rkey on the first device: the one a
-  // segment descriptor carries. Throws rdma_setup_error.
-  std::uint32_t register_memory(std::byte* base, std::uint64_t length);
+  // (unless `remote_write` is false: a read-only segment, which the HCA then guards
+  // too) WRITE, until deregister_memory or the domain goes. Returns its rkey on the
+  // first device: the one a segment descriptor carries. Throws rdma_setup_error.
+  std::uint32_t register_memory(std::byte* base, std::uint64_t length,
+                                bool remote_write = true);
+  // Deregisters the region registered at exactly [base, base + length) on every device:
+  // its rkeys stop working, so a peer's access after this fails as remote_access.
+  void deregister_memory(const std::byte* base, std::uint64_t length);
 
   // The lkey, on `device`, of a region holding all of [address, address + length).
   std::optional<std::uint32_t> local_key(std::size_t device, const std::byte* address,

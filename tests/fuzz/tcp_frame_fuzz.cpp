@@ -32,10 +32,12 @@ constexpr std::size_t second_size = 17;
 struct owner {
   std::unique_ptr<std::byte[]> first{new std::byte[first_size]};
   std::unique_ptr<std::byte[]> second{new std::byte[second_size]};
-  segment_table segments;
+  segment_table segments{"fuzz"};
+  lane_admission admission;
+  lane_ticket ticket = admission.issue("fuzz");
   owner() {
     segments.add(first.get(), first_size);
-    segments.add(second.get(), second_size);
+    segments.add(second.get(), second_size, segment_export::to({}, segment_access::read_only));
   }
 };
 
@@ -50,11 +52,22 @@ void round_trip(const std::uint8_t* data, std::size_t size) {
   }
 }
 
-void serve(const std::uint8_t* data, std::size_t size, const segment_table& segments) {
+// An input whose first byte is odd comes after a valid hello, so that the frames behind
+// the admission get fuzzed too; the others must get past the hello themselves.
+void serve(const std::uint8_t* data, std::size_t size, const owner& o) {
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::abort();
+  if (size > 0 && (data[0] & 1) != 0) {
+    const auto hello = encode_frame({frame_kind::hello, {}, 0, o.ticket.route, 0,
+                                     o.ticket.secret.size()});
+    if (!send_all(ends[0], hello.data(), hello.size()) ||
+        !send_all(ends[0], o.ticket.secret.data(), o.ticket.secret.size()))
+      std::abort();
+  }
   if (!send_all(ends[0], data, size) || ::shutdown(ends[0], SHUT_WR) != 0) std::abort();
-  serve_tcp_session(ends[1], segments, [] { return true; });
+  serve_tcp_session(ends[1], o.segments, o.admission,
+                    {std::chrono::milliseconds{1000}, std::chrono::milliseconds{1000}},
+                    [] { return true; });
   ::close(ends[0]);
   ::close(ends[1]);
 }
@@ -65,6 +78,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static owner o;
   size = std::min(size, input_max);
   round_trip(data, size);
-  serve(data, size, o.segments);
+  serve(data, size, o);
   return 0;
 }

@@ -1,10 +1,10 @@
 // The guard (exit_guard.hpp) is an actor class over a remote interface: one relay per
-// message of the interface, built from its signatures, and an enqueue that drops
-// exits before CAF's mailbox sees them (a kill would end the actor there, whatever its
-// exit handler says).
+// message of the interface, built from its signatures, over exit_proof, the enqueue
+// that drops exits, which the transfer host also runs on as itself.
 #include "actors/exit_guard.hpp"
 
 #include <atomic>
+#include <functional>
 #include <utility>
 
 #include <caf/actor_system.hpp>
@@ -50,15 +50,17 @@ struct relay<caf::typed_mpi<caf::detail::type_list<In...>, caf::output_tuple<Out
   }
 };
 
-template <class Interface, class Inner>
-class exit_guard : public Interface::base, public guard_control {
+// What every actor a peer may reach is: it drops exits before CAF's mailbox sees them
+// (a kill would end the actor there, whatever its exit handler says), and ignores the
+// errors, down messages and unexpected messages a peer can send.
+template <class Interface>
+class exit_proof : public Interface::base, public guard_control {
 public:
   using base = typename Interface::base;
-  using behavior_type = typename Interface::behavior_type;
 
-  exit_guard(caf::actor_config& config, Inner inner, std::string name)
-    : base(config), inner_(std::move(inner)), name_(std::move(name)) {
-    // A peer's error, down message or unexpected message would otherwise stop the guard
+  exit_proof(caf::actor_config& config, std::string name)
+    : base(config), name_(std::move(name)) {
+    // A peer's error, down message or unexpected message would otherwise stop the actor
     // (errors) or fill stderr (the others).
     this->set_error_handler([this](caf::error& err) {
       spdlog::warn("dropped an error message sent to {}: {}", name_, to_string(err));
@@ -77,6 +79,19 @@ public:
     base::enqueue(std::move(what), host);
   }
 
+private:
+  std::string name_;
+};
+
+// A guard: relays the interface's requests to the actor behind it.
+template <class Interface, class Inner>
+class exit_guard final : public exit_proof<Interface> {
+public:
+  using behavior_type = typename Interface::behavior_type;
+
+  exit_guard(caf::actor_config& config, Inner inner, std::string name)
+    : exit_proof<Interface>(config, std::move(name)), inner_(std::move(inner)) {}
+
   behavior_type make_behavior() override {
     return relays(typename Interface::signatures{});
   }
@@ -88,7 +103,22 @@ private:
   }
 
   Inner inner_;
-  std::string name_;
+};
+
+// An actor published as itself, with the behaviour `make` gives it.
+template <class Interface>
+class exit_proof_actor final : public exit_proof<Interface> {
+public:
+  using behavior_type = typename Interface::behavior_type;
+  using maker = std::function<behavior_type(typename Interface::pointer)>;
+
+  exit_proof_actor(caf::actor_config& config, maker make, std::string name)
+    : exit_proof<Interface>(config, std::move(name)), make_(std::move(make)) {}
+
+  behavior_type make_behavior() override { return make_(this); }
+
+private:
+  maker make_;
 };
 
 }  // namespace
@@ -98,10 +128,11 @@ remote_node_actor spawn_exit_guard(caf::actor_system& system, const service_acto
   return system.spawn<exit_guard<remote_node_actor, service_actor>>(inner, std::move(name));
 }
 
-transfer_host_actor spawn_exit_guard(caf::actor_system& system,
-                                     const transfer_host_actor& inner, std::string name) {
-  return system.spawn<exit_guard<transfer_host_actor, transfer_host_actor>>(inner,
-                                                                          std::move(name));
+transfer_host_actor spawn_exit_proof(
+  caf::actor_system& system,
+  std::function<transfer_host_actor::behavior_type(transfer_host_actor::pointer)> make,
+  std::string name) {
+  return system.spawn<exit_proof_actor<transfer_host_actor>>(std::move(make), std::move(name));
 }
 
 void stop_exit_guard(const caf::actor& guard) {

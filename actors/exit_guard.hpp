@@ -10,6 +10,7 @@
 // id (CAF registers every actor that sends to a peer, and a peer may then address it).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -24,11 +25,17 @@ namespace spillway {
 remote_node_actor spawn_exit_guard(caf::actor_system& system, const service_actor& inner,
                                    std::string name);
 
-// The transfer host's guard.
-transfer_host_actor spawn_exit_guard(caf::actor_system& system,
-                                     const transfer_host_actor& inner, std::string name);
+// The transfer host is published as itself, not behind a guard: it knows a peer by the
+// node its requests come from (transport_host.hpp), and a relay would make every peer
+// look like this node. It drops exits, errors and other messages as a guard does;
+// `make` gives its behaviour.
+transfer_host_actor spawn_exit_proof(
+  caf::actor_system& system,
+  std::function<transfer_host_actor::behavior_type(transfer_host_actor::pointer)> make,
+  std::string name);
 
-// The owner's stop: the one exit a guard takes. Leaves the actor behind it running.
+// The owner's stop: the one exit a guard (or an exit-proof actor) takes. Leaves the
+// actor behind a guard running.
 void stop_exit_guard(const caf::actor& guard);
 
 }  // namespace spillway

@@ -13,6 +13,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/exit_guard.hpp"
 #include "actors/rdma_host.hpp"
 #include "actors/transport_host.hpp"
 #include "config/endpoint.hpp"
@@ -112,7 +113,7 @@ void transfer_engine::start_services() {
   try {
     listener_ = publish_transfer_host(system_, host, where->host, wanted);
   } catch (const std::runtime_error& e) {
-    caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+    stop_exit_guard(caf::actor_cast<caf::actor>(host));
     server_.reset();  // a later call starts both again
     throw std::runtime_error("transfer.control_port = " + std::to_string(wanted) +
                              ": cannot publish the transfer host on " + where->host + ": " +
@@ -288,7 +289,7 @@ void transfer_engine::stop() {
   routes_.clear();
   route_of_peer_.clear();
   listener_.stop();  // frees the port now
-  if (host_) caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
+  if (host_) stop_exit_guard(caf::actor_cast<caf::actor>(host_));
   host_ = nullptr;
   if (rdma_host_) caf::anon_send_exit(rdma_host_, caf::exit_reason::user_shutdown);
   rdma_host_ = nullptr;

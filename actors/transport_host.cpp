@@ -9,6 +9,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/exit_guard.hpp"
 #include "runtime/storage/crc32c.hpp"
 
 namespace spillway {
@@ -88,7 +89,12 @@ std::string transfer_identity_of(const transfer_host_actor& host) {
 transfer_host_actor spawn_transport_host(caf::actor_system& system,
                                          transport_host_settings settings) {
   auto segments = settings.segments;
-  auto host = system.spawn(transport_host, std::move(settings));
+  auto host = spawn_exit_proof(
+    system,
+    [settings = std::move(settings)](transfer_host_actor::pointer self) {
+      return transport_host(self, settings);
+    },
+    "the transfer host");
   std::lock_guard lock{hosts().mutex};
   auto& tables = hosts().tables;
   for (auto it = tables.begin(); it != tables.end();)  // forget the stopped ones

@@ -291,7 +291,7 @@ void start_pieces(pull_pointer self) {
 
 void on_route(pull_pointer self, std::uint32_t route, std::vector<segment_descriptor>& segments) {
   auto& st = self->state;
-  st.route = {route, std::move(segments)};
+  st.route = {route, std::move(segments), {}};  // the route is all a pull needs
   for (std::uint32_t k = 0; k < st.request.keys.size(); ++k) {
     if (settled(st, k)) continue;
     check_against_route(st, k);

@@ -73,10 +73,9 @@ control_listener publish_node_service(caf::actor_system& system, const service_a
 }
 
 control_listener publish_transfer_host(caf::actor_system& system,
-                                       const transfer_host_actor& inner,
+                                       const transfer_host_actor& transfer_host,
                                        const std::string& host, std::uint16_t port) {
-  return publish_guard(system, spawn_exit_guard(system, inner, "the transfer host"), host,
-                       port, false);
+  return publish_guard(system, transfer_host, host, port, false);  // exit-proof itself
 }
 
 caf::expected<transfer_host_actor> connect_transfer_host(caf::actor_system& system,

@@ -46,8 +46,10 @@ private:
 control_listener publish_node_service(caf::actor_system& system, const service_actor& inner,
                                       const std::string& host, std::uint16_t port,
                                       bool reuse);
+// The same for a transfer host, published as itself: it is exit-proof on its own
+// (actors/exit_guard.hpp says why it has no guard). The listener's stop stops it.
 control_listener publish_transfer_host(caf::actor_system& system,
-                                       const transfer_host_actor& inner,
+                                       const transfer_host_actor& transfer_host,
                                        const std::string& host, std::uint16_t port);
 
 // The transfer host published at host:port, or CAF's error (a TLS refusal reads as a

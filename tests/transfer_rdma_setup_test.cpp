@@ -20,6 +20,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/exit_guard.hpp"
 #include "actors/transfer_engine.hpp"
 #include "actors/transport_host.hpp"
 #include "messages/transfer.hpp"
@@ -237,7 +238,7 @@ TEST_CASE_FIXTURE(two_systems, "rdma QP info reaches the rdma host through the t
   CHECK(error.empty());
   CHECK(answer == theirs);
   CHECK(*received == mine);
-  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  stop_exit_guard(caf::actor_cast<caf::actor>(host));
   caf::anon_send_exit(rdma, caf::exit_reason::user_shutdown);
 }
 
@@ -264,7 +265,7 @@ TEST_CASE_FIXTURE(two_systems, "rdma segment registered after a handshake is in 
   REQUIRE(find_segment(after.segments, 2) != nullptr);
   CHECK(find_segment(after.segments, 2)->rkey == 0x22);
   CHECK(find_segment(after.segments, 2)->base == reinterpret_cast<std::uint64_t>(later));
-  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  stop_exit_guard(caf::actor_cast<caf::actor>(host));
   caf::anon_send_exit(rdma, caf::exit_reason::user_shutdown);
 }
 
@@ -274,7 +275,7 @@ TEST_CASE_FIXTURE(two_systems, "rdma handshake with a node whose transport is no
   const auto [answer, error] = connect(reach(host), mine);
   CHECK(error.find("transfer.transport is not") != std::string::npos);
   CHECK(answer == rdma_qp_info{});
-  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  stop_exit_guard(caf::actor_cast<caf::actor>(host));
 }
 
 TEST_CASE("an rdma transfer engine without a device refuses to start and names tcp") {

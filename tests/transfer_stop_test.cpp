@@ -19,6 +19,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/send.hpp>
 
+#include "actors/exit_guard.hpp"
 #include "actors/transport_host.hpp"
 #include "runtime/net/tcp_frame.hpp"
 #include "runtime/net/tcp_socket.hpp"
@@ -55,7 +56,7 @@ public:
     let_go();
     ::shutdown(listener_.get(), SHUT_RDWR);  // wakes an accept no lane came to
     server_.join();
-    caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
+    stop_exit_guard(caf::actor_cast<caf::actor>(host_));
   }
 
   std::uint16_t control_port = 0;

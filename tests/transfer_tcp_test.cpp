@@ -19,6 +19,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/exit_guard.hpp"
 #include "actors/transport_host.hpp"
 #include "actors/transport_routes.hpp"
 #include "runtime/storage/crc32c.hpp"
@@ -251,7 +252,7 @@ TEST_CASE("a checksum request over more than its bound is refused, a long range 
   CHECK(refused == caf::sec::invalid_argument);
   CHECK(range_checksum(networked.system, host, segment, 0, bytes.size()) ==
         crc32c(bytes.data(), bytes.size()));
-  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  stop_exit_guard(caf::actor_cast<caf::actor>(host));
 }
 
 }  // TEST_SUITE

@@ -27,6 +27,7 @@
 #include <caf/send.hpp>
 #include <pthread.h>
 
+#include "actors/exit_guard.hpp"
 #include "actors/transport_host.hpp"
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/block_settings.hpp"
@@ -110,7 +111,7 @@ int run_transfer_peer(const node_config& settings, const transfer_peer_options& 
                  " stream=" + std::to_string(local_port(stream_listener.get())) +
                  " read_only=" + std::to_string(read_only.id) + "\n";
   wait_for_stop_signal(stop_signals);
-  caf::anon_send_exit(host, caf::exit_reason::user_shutdown);
+  stop_exit_guard(caf::actor_cast<caf::actor>(host));
   ::shutdown(stream_listener.get(), SHUT_RDWR);
   sink.join();
   return 0;

@@ -24,6 +24,8 @@
 namespace spillway {
 namespace {
 
+using test::transfer_node;
+
 constexpr std::chrono::seconds log_limit{10};  // a bound for a hung owner, not a wait
 
 transfer_section requester_section() {
@@ -42,19 +44,6 @@ std::vector<transfer_status> run(caf::actor_system& system, transfer_route& rout
     .receive([&](transfer_reply& r) { statuses = std::move(r.statuses); },
              [&](caf::error& err) { FAIL(system.render(err)); });
   return statuses;
-}
-
-node_config transfer_node(const test::temp_dir& dir, const std::string& transport) {
-  node_config config;
-  config.storage.data_dir = dir.path().string();
-  config.node.listen = "";
-  config.node.log_level = "warn";
-  config.read.readers = 1;
-  config.transfer.transport = transport;
-  config.transfer.listen = "127.0.0.1:0";
-  config.transfer.slicers = 1;
-  config.transfer.tcp_lanes = 2;
-  return config;
 }
 
 TEST_SUITE("transfer-security") {

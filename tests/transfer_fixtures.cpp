@@ -80,4 +80,17 @@ std::uint16_t unused_port() {
   return local_port(probe.get());  // closed on return
 }
 
+node_config transfer_node(const temp_dir& dir, const std::string& transport) {
+  node_config config;
+  config.storage.data_dir = dir.path().string();
+  config.node.listen = "";
+  config.node.log_level = "warn";
+  config.read.readers = 1;
+  config.transfer.transport = transport;
+  config.transfer.listen = "127.0.0.1:0";
+  config.transfer.slicers = 1;
+  config.transfer.tcp_lanes = 2;
+  return config;
+}
+
 }  // namespace spillway::test

@@ -12,6 +12,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "config/config.hpp"
 #include "runtime/io/unique_fd.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
@@ -48,6 +49,10 @@ struct networked_system {
 
   networked_system();
 };
+
+// A node that transfers over `transport` on loopback, its data in `dir`, serving nothing
+// else: one reader, one slicer, two tcp lanes.
+node_config transfer_node(const temp_dir& dir, const std::string& transport);
 
 // A connection to a tcp server at `port` that opened with a hello carrying the ticket
 // (route, secret), as a lane's does; REQUIREs it.

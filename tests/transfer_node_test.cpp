@@ -21,21 +21,10 @@
 namespace spillway {
 namespace {
 
+using test::transfer_node;
+
 constexpr std::uint64_t segment_size = 1 << 20;
 constexpr std::uint64_t chunk = 100000;  // a slice and a tail, not a multiple of either
-
-node_config transfer_node(const test::temp_dir& dir, const std::string& transport) {
-  node_config config;
-  config.storage.data_dir = dir.path().string();
-  config.node.listen = "";
-  config.node.log_level = "warn";
-  config.read.readers = 1;
-  config.transfer.transport = transport;
-  config.transfer.listen = "127.0.0.1:0";
-  config.transfer.slicers = 1;
-  config.transfer.tcp_lanes = 2;
-  return config;
-}
 
 // An owner with one segment and a client connected to it.
 struct node_pair {

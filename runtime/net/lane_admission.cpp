@@ -1,5 +1,6 @@
 #include "runtime/net/lane_admission.hpp"
 
+#include <openssl/crypto.h>
 #include <sys/random.h>
 
 #include <algorithm>
@@ -25,14 +26,6 @@ void fill_random(std::byte* out, std::size_t size) {
 
 }  // namespace
 
-bool equal_in_constant_time(const std::byte* a, const std::byte* b, std::size_t size) {
-  // volatile: the compiler may not stop at the first difference.
-  volatile unsigned char differ = 0;
-  for (std::size_t i = 0; i < size; ++i)
-    differ = differ | static_cast<unsigned char>(a[i] ^ b[i]);
-  return differ == 0;
-}
-
 lane_ticket lane_admission::issue(const std::string& peer) {
   std::lock_guard lock{mutex_};
   auto it = std::find_if(routes_.begin(), routes_.end(),
@@ -53,7 +46,7 @@ std::optional<std::string> lane_admission::admit(std::uint64_t route_id,
   std::lock_guard lock{mutex_};
   if (route_id == 0 || route_id > routes_.size() || size != lane_secret_size) return {};
   const auto& r = routes_[route_id - 1];
-  if (!equal_in_constant_time(r.secret.data(), secret, lane_secret_size)) return {};
+  if (CRYPTO_memcmp(r.secret.data(), secret, lane_secret_size) != 0) return {};  // constant time
   return r.peer;
 }
 

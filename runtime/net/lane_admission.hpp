@@ -48,9 +48,6 @@ private:
   std::vector<route> routes_;  // by route id - 1
 };
 
-// Compares in time that depends only on `size`, never on where the bytes differ.
-bool equal_in_constant_time(const std::byte* a, const std::byte* b, std::size_t size);
-
 // A budget of log lines, so that a flood of refused connections cannot fill the disk:
 // `per_window` lines each `window`, then silence and a count of what was left out.
 class log_budget {

@@ -425,9 +425,8 @@ void client::register_memory(void* base, std::uint64_t length) {
       throw std::invalid_argument("register_memory: the region overlaps one registered before");
   // The nodes read from it (puts) and write into it (get_into): read-write, for every
   // peer the control channel admitted (with TLS, the cluster's nodes).
-  segment_export to_nodes;
-  to_nodes.any_admitted_peer = true;
-  const auto segment = i.transfer->register_segment(base, length, std::move(to_nodes));
+  const auto segment =
+    i.transfer->register_segment(base, length, segment_export::to_admitted_peers());
   if (i.address.port == 0) {
     await_network_turn(*i.system);
     i.address = {parse_endpoint(i.transfer_settings.listen)->host, i.transfer->control_port()};

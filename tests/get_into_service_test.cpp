@@ -84,9 +84,8 @@ TEST_CASE_FIXTURE(test::node_leaks, "a hostile get_into is refused by field or f
   mine.listen = "127.0.0.1:0";
   transfer_engine host{*peer.system, mine, {}};
   std::vector<char> memory(64 << 10, '\0');
-  segment_export to_admitted;  // as a client's memory: every peer that described
-  to_admitted.any_admitted_peer = true;
-  const auto segment = host.register_segment(memory.data(), memory.size(), to_admitted).id;
+  const auto segment =  // as a client's memory: every peer that described
+    host.register_segment(memory.data(), memory.size(), segment_export::to_admitted_peers()).id;
   const auto got = peer.ask(asking("127.0.0.1", host.control_port(),
                                    {"small", "big", "small", "nope"},
                                    {{segment, 0, 8}, {segment, 100, 1ull << 40},

@@ -57,9 +57,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
   transfer_engine host{*peer.system, mine, {}};
   const auto value = generated_value(8 << 20, 14, "good");
   std::string memory = value;
-  segment_export to_admitted;  // as a client's memory: every peer that described
-  to_admitted.any_admitted_peer = true;
-  const auto segment = host.register_segment(memory.data(), memory.size(), to_admitted).id;
+  const auto segment =  // as a client's memory: every peer that described
+    host.register_segment(memory.data(), memory.size(), segment_export::to_admitted_peers()).id;
   const auto got = peer.ask<put_reply>(
     pull_atom_v, pulling("127.0.0.1", host.control_port(),
                          {"good", "empty", "wraps", "past", "nowhere", "", "huge"},

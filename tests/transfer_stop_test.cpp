@@ -40,9 +40,9 @@ constexpr auto poison = std::byte{0xa5};
 class stalling_peer {
 public:
   stalling_peer() : listener_(listen_tcp("127.0.0.1", 0)) {
-    segment_export anyone;  // the node under test: whoever asks through the host
-    anyone.any_admitted_peer = true;
-    const auto segment = segments_->add(bytes_.data(), bytes_.size(), anyone);
+    // The node under test: whoever asks through the host.
+    const auto segment =
+      segments_->add(bytes_.data(), bytes_.size(), segment_export::to_admitted_peers());
     segment_id = segment.id;
     host_ = spawn_transport_host(networked_.system, {segments_, std::make_shared<lane_admission>(),
                                                      local_port(listener_.get()), {}});

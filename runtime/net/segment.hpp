@@ -52,6 +52,9 @@ struct segment_export {
                            segment_access access = segment_access::read_write) {
     return {std::move(peers), access, false};
   }
+  static segment_export to_admitted_peers(segment_access access = segment_access::read_write) {
+    return {{}, access, true};
+  }
 };
 
 // The descriptor of segment `id` among `segments`, or null.

@@ -78,7 +78,9 @@ esac
 case "$variant" in
   "") dir="$root/build/release"; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   --sanitize) dir="$root/build/sanitize"
-              flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPILLWAY_SANITIZE=address) ;;
+              flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPILLWAY_SANITIZE=address)
+              # CAF's BASP broker, now and then in a cycle at exit: tests/lsan.supp says why.
+              export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp ${LSAN_OPTIONS:-}" ;;
   --tsan) dir="$root/build/tsan"
           flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPILLWAY_SANITIZE=thread)
           # CAF is not built with TSan: tests/tsan.supp says what that hides, and why.

@@ -15,6 +15,7 @@
 #include <caf/io/middleman_actor.hpp>
 #include <caf/openssl/manager.hpp>
 #include <caf/scoped_actor.hpp>
+#include <spdlog/spdlog.h>
 
 #include "actors/exit_guard.hpp"
 
@@ -78,11 +79,25 @@ control_listener publish_transfer_host(caf::actor_system& system,
   return publish_guard(system, transfer_host, host, port, false);  // exit-proof itself
 }
 
+// CAF 0.17.6 starts an outgoing connection's "last seen" at the clock's epoch and sets it
+// only when the peer's handshake arrives (basp_broker's connect_atom handler), so a
+// heartbeat tick that falls between the two finds it 30 s silent and drops it as
+// connection_timeout: about handshake time / heartbeat interval of connects, many under
+// TSan or a loaded peer. Such a connect is made again; a real timeout takes 30 s, and a
+// connect that fails so fast is this one. (node_link retries every failed connect.)
+constexpr int connect_attempts = 5;
+
 caf::expected<transfer_host_actor> connect_transfer_host(caf::actor_system& system,
                                                          const std::string& host,
                                                          std::uint16_t port) {
   auto connect = caf::make_function_view(middleman_of(system));
   auto found = connect(caf::connect_atom_v, host, port);
+  for (int attempt = 1; !found && found.error() == caf::sec::connection_timeout &&
+                        attempt < connect_attempts; ++attempt) {
+    spdlog::info("transfer host {}:{}: CAF dropped the connection before its handshake "
+                 "(connection_timeout), connecting again", host, port);
+    found = connect(caf::connect_atom_v, host, port);
+  }
   if (!found) return std::move(found.error());
   auto& [node, ptr, interface] = *found;
   if (!ptr) return caf::make_error(caf::sec::no_actor_published_at_port);

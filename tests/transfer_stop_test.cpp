@@ -117,7 +117,9 @@ node_config stopping_node(const test::temp_dir& dir) {
   config.transfer.listen = "127.0.0.1:0";
   config.transfer.slicers = 1;
   config.transfer.tcp_lanes = 1;
-  config.transfer.slice_timeout_ms = 1000;  // how long the stopped lane waits on the peer
+  // How long the stopped lane waits on the peer; it also bounds connect_peer's describe,
+  // which under TSan took over 1 s (CI).
+  config.transfer.slice_timeout_ms = 3000;
   return config;
 }
 

@@ -87,23 +87,30 @@ control_listener publish_transfer_host(caf::actor_system& system,
 // connect that fails so fast is this one. (node_link retries every failed connect.)
 constexpr int connect_attempts = 5;
 
-caf::expected<transfer_host_actor> connect_transfer_host(caf::actor_system& system,
-                                                         const std::string& host,
-                                                         std::uint16_t port) {
+caf::expected<published_actor> connect_published(caf::actor_system& system,
+                                                 const std::string& host, std::uint16_t port) {
   auto connect = caf::make_function_view(middleman_of(system));
   auto found = connect(caf::connect_atom_v, host, port);
   for (int attempt = 1; !found && found.error() == caf::sec::connection_timeout &&
                         attempt < connect_attempts; ++attempt) {
-    spdlog::info("transfer host {}:{}: CAF dropped the connection before its handshake "
+    spdlog::info("{}:{}: CAF dropped the connection before its handshake "
                  "(connection_timeout), connecting again", host, port);
     found = connect(caf::connect_atom_v, host, port);
   }
   if (!found) return std::move(found.error());
   auto& [node, ptr, interface] = *found;
-  if (!ptr) return caf::make_error(caf::sec::no_actor_published_at_port);
-  if (!system.assignable<transfer_host_actor>(interface))
+  return published_actor{std::move(ptr), std::move(interface)};
+}
+
+caf::expected<transfer_host_actor> connect_transfer_host(caf::actor_system& system,
+                                                         const std::string& host,
+                                                         std::uint16_t port) {
+  auto found = connect_published(system, host, port);
+  if (!found) return std::move(found.error());
+  if (!found->actor) return caf::make_error(caf::sec::no_actor_published_at_port);
+  if (!system.assignable<transfer_host_actor>(found->interface))
     return caf::make_error(caf::sec::unexpected_actor_messaging_interface);
-  return caf::actor_cast<transfer_host_actor>(std::move(ptr));
+  return caf::actor_cast<transfer_host_actor>(std::move(found->actor));
 }
 
 caf::actor control_middleman(caf::actor_system& system) {

@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 
 #include <caf/actor.hpp>
+#include <caf/actor_control_block.hpp>
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
 #include "messages/service.hpp"
@@ -52,8 +55,18 @@ control_listener publish_transfer_host(caf::actor_system& system,
                                        const transfer_host_actor& transfer_host,
                                        const std::string& host, std::uint16_t port);
 
-// The transfer host published at host:port, or CAF's error (a TLS refusal reads as a
-// connection closed during the handshake; the log has the reason).
+// The actor published at host:port and the messaging interface it was published with,
+// or CAF's error (a TLS refusal reads as a connection closed during the handshake; the
+// log has the reason). Connects again when CAF drops the connection before its
+// handshake (control_channel.cpp says why it does).
+struct published_actor {
+  caf::strong_actor_ptr actor;
+  std::set<std::string> interface;
+};
+caf::expected<published_actor> connect_published(caf::actor_system& system,
+                                                 const std::string& host, std::uint16_t port);
+
+// The transfer host published at host:port (connect_published), or CAF's error.
 caf::expected<transfer_host_actor> connect_transfer_host(caf::actor_system& system,
                                                          const std::string& host,
                                                          std::uint16_t port);

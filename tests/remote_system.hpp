@@ -12,6 +12,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "runtime/actor_system_setup.hpp"
+#include "runtime/control_channel.hpp"
 
 namespace spillway::test {
 
@@ -24,9 +25,11 @@ struct remote_system {
   explicit remote_system(std::uint16_t port) {
     configure_actor_system(config);
     system.emplace(config);
-    auto found = system->middleman().remote_actor<Handle>("127.0.0.1", port);
-    REQUIRE_MESSAGE(found, system->render(found.error()));
-    remote = *found;
+    auto found = connect_published(*system, "127.0.0.1", port);
+    REQUIRE_MESSAGE(found, (found ? "" : system->render(found.error())));
+    REQUIRE(found->actor);
+    REQUIRE(system->assignable<Handle>(found->interface));
+    remote = caf::actor_cast<Handle>(std::move(found->actor));
   }
 };
 

@@ -140,7 +140,7 @@ public:
   }
   // The kind of pages asked for, and how much of the buffers the kernel made huge.
   std::string pages() const {
-    return std::string{to_string(memory_.pages())} + ", " +
+    return std::string{to_string(memory_.pages())} + " pages, " +
            std::to_string(memory_.huge_bytes() >> 20) + " of " +
            std::to_string(memory_.size() >> 20) + " MiB huge, registered in " +
            std::to_string(registered_s_).substr(0, 5) + " s";
@@ -393,7 +393,7 @@ int run_bench_read(const bench_read_options& o) {
     std::printf(" (of %llu); readers busy", static_cast<unsigned long long>(config.read.window));
     for (const auto& x : busy) std::printf(" %.0f%%", 100 * bench::median(x));
     std::printf(" of the time\n");
-    std::printf("into: caller buffers in %s pages; bytes copied per round",
+    std::printf("into: caller buffers in %s; bytes copied per round",
                 buffers->pages().c_str());
     for (const auto& x : copied) std::printf(" %.0f", bench::median(x));
     std::printf("\n");

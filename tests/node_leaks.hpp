@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
+#include <system_error>
 
 #include "runtime/node.hpp"
 
@@ -23,13 +25,29 @@ inline std::size_t open_fds() {
   return count;
 }
 
+// What each open descriptor is ("4 -> socket:[1234]"), for the message of a leak.
+inline std::string open_fd_targets() {
+  std::string all;
+  for (const auto& fd : std::filesystem::directory_iterator{"/proc/self/fd"}) {
+    std::error_code unreadable;  // the iterator's own descriptor is gone by now
+    const auto target = std::filesystem::read_symlink(fd.path(), unreadable);
+    all += fd.path().filename().string() + " -> " + target.string() + "\n";
+  }
+  return all;
+}
+
 struct node_leaks {
   std::size_t fds_before = open_fds();
+  std::string targets_before = open_fd_targets();
 
   node_leaks() = default;
   node_leaks(const node_leaks&) = delete;
   node_leaks& operator=(const node_leaks&) = delete;
-  ~node_leaks() { CHECK_MESSAGE(open_fds() == fds_before, "descriptors the nodes left open"); }
+  ~node_leaks() {
+    const auto now = open_fds();
+    CHECK_MESSAGE(now == fds_before, "descriptors the nodes left open; before:\n"
+                                       << targets_before << "after:\n" << open_fd_targets());
+  }
 
   // No extent is out: every lease came back and the free space is all that is ready.
   static void check_arena(node& n) {

@@ -116,7 +116,7 @@ void wait_registered(node& store, std::uint64_t pieces = 0) {
 // Where `into` rounds land: N batches of values side by side, each value on pages of
 // its own, in huge pages (hugetlb where the pool has room, else THP) as the arena is,
 // and registered with the node as a serving engine's KV pool would be: once, at start,
-// so no round is timed while the readers still pin it (1.7 GiB of THP took 8.9 s).
+// so no round is timed while a reader still registers it.
 class caller_buffers {
 public:
   caller_buffers(node& store, std::uint64_t values, std::uint64_t object_size)

@@ -88,7 +88,12 @@ case "$variant" in
           # each new race, and CAF's suppressed ones (a new heap address per message) made
           # that scan quadratic: a cluster test took over 6 min instead of 9 s. Repeats
           # are still folded by their stacks (suppress_equal_stacks).
-          tsan_options=("suppressions=$root/tests/tsan.supp" suppress_equal_addresses=0)
+          # history_size=7 (the most): a long test's old accesses keep their stacks, so the
+          # suppressions can match them; at the default a write in a slicer's handler,
+          # 60 s into "tcp moves every case of the table", came back as "failed to
+          # restore the stack" and its CAF frames went unseen.
+          tsan_options=("suppressions=$root/tests/tsan.supp" suppress_equal_addresses=0
+                        history_size=7)
           export TSAN_OPTIONS="${tsan_options[*]} ${TSAN_OPTIONS:-}" ;;
   *) echo "unknown option: $variant (only --sanitize or --tsan)" >&2; exit 2 ;;
 esac

@@ -12,41 +12,41 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "runtime/node.hpp"
 
 namespace spillway::test {
 
-// This process's open descriptors.
-inline std::size_t open_fds() {
-  std::size_t count = 0;
-  for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator{"/proc/self/fd"})
-    ++count;
-  return count;
+// This process's open descriptors, each as "4 -> socket:[1234]" (the listing's own
+// directory descriptor among them, at every count alike).
+inline std::vector<std::string> open_fds() {
+  std::vector<std::string> fds;
+  for (const auto& fd : std::filesystem::directory_iterator{"/proc/self/fd"}) {
+    std::error_code unreadable;  // the listing's own descriptor may be gone by now
+    const auto target = std::filesystem::read_symlink(fd.path(), unreadable);
+    fds.push_back(fd.path().filename().string() + " -> " + target.string());
+  }
+  return fds;
 }
 
-// What each open descriptor is ("4 -> socket:[1234]"), for the message of a leak.
-inline std::string open_fd_targets() {
+inline std::string one_per_line(const std::vector<std::string>& lines) {
   std::string all;
-  for (const auto& fd : std::filesystem::directory_iterator{"/proc/self/fd"}) {
-    std::error_code unreadable;  // the iterator's own descriptor is gone by now
-    const auto target = std::filesystem::read_symlink(fd.path(), unreadable);
-    all += fd.path().filename().string() + " -> " + target.string() + "\n";
-  }
+  for (const auto& line : lines) all += line + "\n";
   return all;
 }
 
 struct node_leaks {
-  std::size_t fds_before = open_fds();
-  std::string targets_before = open_fd_targets();
+  std::vector<std::string> fds_before = open_fds();
 
   node_leaks() = default;
   node_leaks(const node_leaks&) = delete;
   node_leaks& operator=(const node_leaks&) = delete;
   ~node_leaks() {
-    const auto now = open_fds();
-    CHECK_MESSAGE(now == fds_before, "descriptors the nodes left open; before:\n"
-                                       << targets_before << "after:\n" << open_fd_targets());
+    const auto fds = open_fds();
+    CHECK_MESSAGE(fds.size() == fds_before.size(), "descriptors the nodes left open; before:\n"
+                                                     << one_per_line(fds_before) << "after:\n"
+                                                     << one_per_line(fds));
   }
 
   // No extent is out: every lease came back and the free space is all that is ready.

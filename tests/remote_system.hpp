@@ -9,7 +9,6 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/io/middleman.hpp>
 
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/control_channel.hpp"

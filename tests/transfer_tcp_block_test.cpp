@@ -6,12 +6,14 @@
 #include <doctest/doctest.h>
 
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <functional>
@@ -158,6 +160,42 @@ TEST_CASE("a tcp server counts the connections it closed on a refused frame or a
   CHECK(write_once(lane, owner.id).error == transfer_error::lane_closed);  // served, dropped
   CHECK(server.dropped_lanes() == 1);
   CHECK(server.refused_frames() == 1);
+}
+
+// The owner refuses a write after its header and closes the lane without reading the
+// payload, as tcp_session does: with bytes of the 16 MiB unread (counted with FIONREAD
+// just before), the kernel answers that close with a reset, so the lane's next send
+// fails. The refusal's status came first and names what went wrong.
+TEST_CASE("a refusal that resets the lane mid-payload still reaches the slice") {
+  served_segment owner;
+  int unread = 0;
+  auto listener = listen_tcp("127.0.0.1", 0);
+  REQUIRE(listener);
+  std::thread refusing{[&] {
+    auto fd = accept_tcp(listener.get());
+    std::array<std::byte, frame_header_size + lane_secret_size> hello;
+    frame_bytes header;
+    if (!fd || !recv_all(fd.get(), hello.data(), hello.size()) ||
+        !recv_all(fd.get(), header.data(), header.size()))
+      return;
+    frame_header h;
+    decode_frame(header, h);
+    const auto status =
+      encode_frame({frame_kind::status, transfer_error::not_exported, h.slice_id, 0, 0, 0});
+    send_all(fd.get(), status.data(), status.size());
+    ::ioctl(fd.get(), FIONREAD, &unread);
+  }};  // closes with the payload unread
+  constexpr std::uint32_t payload_size = 16 << 20;
+  std::vector<std::byte> payload(payload_size);
+  slice_pool pool{1, 1};
+  auto* group = pool.take();
+  auto& s = group->append();
+  s = {transfer_op::write, 1, {}, payload_size, 0, payload.data(), owner.id, 0};
+  tcp_lane lane{"127.0.0.1", local_port(listener.get()), std::chrono::seconds(20), owner.ticket};
+  lane.run(*group);
+  refusing.join();
+  CHECK(unread > 0);
+  CHECK(s.status.error == transfer_error::not_exported);
 }
 
 }  // TEST_SUITE

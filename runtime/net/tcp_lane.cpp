@@ -96,19 +96,29 @@ bool tcp_lane::push(exchange& x) {
 }
 
 // A status frame for items[acked]: anything but the next slice's status, in order, is
-// a peer that broke the protocol.
+// a peer that broke the protocol. The owner refuses a write once its header is in,
+// without reading its payload, so a refusal may come while that payload is still going
+// out: then the frame can never be finished, and the lane ends with it.
 bool tcp_lane::take_status(exchange& x, const frame_bytes& bytes) {
   frame_header h;
+  const bool mid_frame = x.acked == x.sent && x.sent < x.items.size() &&
+                         x.frame_done >= frame_header_size;
   const bool valid = decode_frame(bytes, h) == transfer_error::none &&
-                     h.kind == frame_kind::status && x.acked < x.sent &&
+                     h.kind == frame_kind::status && (x.acked < x.sent || mid_frame) &&
                      h.slice_id == x.first_id + x.acked;
   slice* s = valid ? x.items[x.acked] : nullptr;
-  if (s == nullptr || (h.error == transfer_error::none && s->op == transfer_op::read &&
-                       h.length != s->length)) {
+  if (s == nullptr || (mid_frame && h.error == transfer_error::none) ||
+      (h.error == transfer_error::none && s->op == transfer_op::read &&
+       h.length != s->length)) {
     fail_rest(x, {transfer_error::bad_frame, 0});
     return false;
   }
   s->status = {h.error, 0};
+  if (mid_frame) {
+    ++x.acked;
+    fail_rest(x, {transfer_error::lane_closed, 0});
+    return false;
+  }
   if (h.error == transfer_error::none && s->op == transfer_op::read)
     x.payload_left = s->length;  // the slice is settled once its bytes are in
   else
@@ -173,8 +183,16 @@ void tcp_lane::run(slice_group& group) {
     if (ready == 0) return fail_rest(x, {transfer_error::timeout, 0});
     if (ready < 0 && errno == EINTR) continue;
     // errno is poll's, or that of the send or receive that failed (0: end of stream).
-    if (ready < 0 || !push(x) || !pull(x))
-      return fail_rest(x, {transfer_error::lane_closed, errno});
+    if (ready < 0) return fail_rest(x, {transfer_error::lane_closed, errno});
+    // A refused frame comes back as its status, then the owner closes the lane; if our
+    // frame's payload was still arriving, that close resets the connection and our send
+    // fails. The status is in our socket already and names the slice's real error, so
+    // it is read before the failed send ends the lane: else the slice would be retried
+    // as a lost lane, and refused again.
+    const bool pushed = push(x);
+    const int send_errno = errno;
+    if (!pull(x)) return fail_rest(x, {transfer_error::lane_closed, errno});
+    if (!pushed) return fail_rest(x, {transfer_error::lane_closed, send_errno});
   }
 }
 

@@ -484,6 +484,7 @@ void add_plans(batch_state& st, std::uint32_t bucket, std::uint32_t format_versi
       reads[1].part = piece::tail;
       reads[1].item.offset = read.offset + first.item.length;
       reads[1].item.length = bf::page_size;
+      reads[1].item.companion = true;
       count = 2;
     }
   }

@@ -28,7 +28,7 @@ typename Inspector::result_type inspect(Inspector& f, arena_extent& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, read_item& x) {
-  return f(x.tag, x.fd, x.offset, x.length, x.address, x.chunk, x.fault);
+  return f(x.tag, x.fd, x.offset, x.length, x.address, x.chunk, x.fault, x.companion);
 }
 
 template <class Inspector>

@@ -165,6 +165,30 @@ TEST_CASE_FIXTURE(ring_fixture, "a reset after a refused submit waits only for w
   });
 }
 
+// Reads of an empty pipe wait until its writer closes, so the window stays as full as the
+// ring filled it: 8 reads and their 8 companions (the last pages of values read in
+// place) go in at once; the 9th read waits. Without companions the window held 8.
+TEST_CASE_FIXTURE(ring_fixture, "a companion read rides outside the window") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
+  within(std::chrono::seconds(60), [this] {
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    auto ring = make();  // a window of 8
+    std::byte sink[16];
+    const auto address = reinterpret_cast<std::uint64_t>(sink);
+    for (std::uint32_t i = 0; i < 24; ++i)
+      ring->enqueue({i, pipe_fds[0], 0, sizeof sink, address, no_slot, no_fault, i % 2 == 1}, 0);
+    const std::uint64_t one = 1;
+    REQUIRE(::write(wakeup, &one, sizeof one) == sizeof one);
+    CHECK(ring->run_once());  // woken with the reads still waiting on the pipe
+    CHECK(ring->in_flight() == 16);
+    ::close(pipe_fds[1]);  // every read ends: end of file, then its retry, then EIO
+    while (done.size() < 24) ring->run_once();
+    ::close(pipe_fds[0]);
+    CHECK(ring->in_flight() == 0);
+  });
+}
+
 }  // TEST_SUITE
 }  // namespace
 }  // namespace spillway

@@ -20,6 +20,9 @@ struct read_item {
   std::uint64_t address = 0;
   std::uint32_t chunk = 0;
   std::uint8_t fault = 0;  // a read_fault to inject in front of the completion
+  // A value's last page, read into an extent beside the value's pages read in place:
+  // it takes a slot outside the reader's window (read_ring.hpp).
+  bool companion = false;
 };
 
 // Where a caller wants one value (node::get_batch_into): `capacity` bytes at `address`,

@@ -1,5 +1,8 @@
 // One reader's io_uring and its sliding window: up to `window` reads in flight, and
-// one more submitted each time one completes, whatever batch it belongs to. Reads go
+// one more submitted each time one completes, whatever batch it belongs to. A companion
+// read (read_item.hpp: a value's last page, beside its pages read in place) takes a slot
+// of its own outside the window, so a value read in place keeps as many bytes in flight
+// as one read into the arena; there are `window` such slots more. Reads go
 // through read_fixed where their target lies in a registered arena chunk, else through
 // plain reads. The ring also keeps a read posted on the owner's wakeup eventfd, so one
 // wait covers both I/O and new mail (STACK.md 2.8). Nothing here allocates per read:
@@ -43,6 +46,8 @@ public:
   void enqueue(const read_item& item, std::uint32_t client);
   // How many reads were enqueued so far: the next one gets this number.
   std::uint64_t enqueued() const { return enqueued_; }
+  // Reads submitted and not completed yet, companions included.
+  std::size_t in_flight() const { return in_flight_; }
   // The number of the oldest read not completed yet; enqueued() when none is left.
   std::uint64_t oldest_unfinished() const;
 
@@ -117,6 +122,8 @@ private:
   std::size_t head_ = 0;
   std::uint64_t enqueued_ = 0;
   std::size_t in_flight_ = 0;
+  std::size_t window_;
+  std::size_t in_window_ = 0;  // reads in flight that are not companions
   std::vector<std::uint64_t> registered_;  // per table slot: the address it holds, 0 = none
   bool cloned_ = false;
   bool has_own_table_ = false;

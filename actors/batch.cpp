@@ -100,6 +100,17 @@ struct batch_state {
     p.done = true;
     --open_reads;
   }
+  // Every plan that has nowhere to read into fails with `status`; a bulk that waited
+  // for its tail's extent (see start_reads) ends with it, unread.
+  void settle_unplaced(key_status status) {
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      auto& p = plans[i];
+      if (p.placed || p.done) continue;
+      settle(p, status);
+      auto& bulk = plans[i - (p.part == piece::tail)];
+      if (p.part == piece::tail && bulk.reader == no_reader && !bulk.done) finish(bulk);
+    }
+  }
 };
 
 using batch_pointer = batch_actor::stateful_pointer<batch_state>;
@@ -169,7 +180,9 @@ void dispatch(batch_pointer self, const std::vector<std::uint32_t>& which) {
   std::vector<std::vector<read_item>> per_reader(st.context.readers.size());
   for (auto index : which) {
     auto& p = st.plans[index];
-    const auto r = least_loaded(st);
+    const auto bulk_reader = p.part == piece::tail ? st.plans[index - 1].reader : no_reader;
+    const auto r = bulk_reader != no_reader && st.reader_alive[bulk_reader] ? bulk_reader
+                                                                             : least_loaded(st);
     if (r == no_reader) {
       st.settle(p, {key_error::unavailable, 0});
       continue;
@@ -363,11 +376,12 @@ void on_grant(batch_pointer self, arena_grant& grant) {
     p.item.address = grant.chunk_addresses[e.chunk] + e.offset;
     p.item.chunk = e.chunk;
     p.placed = true;
+    if (p.part == piece::tail && st.plans[i - 1].reader == no_reader && !st.plans[i - 1].done)
+      placed.push_back(i - 1);  // its bulk waited for it (start_reads)
     placed.push_back(i);
   }
   if (!st.in_waves())  // a whole grant: what it left out could never fit
-    for (auto& p : st.plans)
-      if (!p.placed && !p.done) st.settle(p, {key_error::too_large, 0});
+    st.settle_unplaced({key_error::too_large, 0});
   if (st.group_mode()) dispatch_next_group(self);
   else dispatch(self, placed);
   const bool more = std::any_of(st.plans.begin(), st.plans.end(),
@@ -390,14 +404,18 @@ void allocate(batch_pointer self) {
     .then([self](arena_grant& grant) { on_grant(self, grant); },
           [self](caf::error&) {
             self->state.alloc_pending = false;
-            for (auto& p : self->state.plans)
-              if (!p.placed && !p.done) self->state.settle(p, {key_error::unavailable, 0});
+            self->state.settle_unplaced({key_error::unavailable, 0});
             finish_if_done(self);
           });
 }
 
 // Every bucket answered its pin: reads in place go at once (they need no extent), the
-// others once the arena lends them one.
+// others once the arena lends them one. A value read in place in two pieces waits for
+// its tail's extent too, and its pieces go together to one reader, so that the value
+// completes and is checked while other values are still read. Sent ahead of every
+// tail, the bulks made every check wait for the batch's last reads, with the readers
+// idle meanwhile (bench read `into`: busy 87 % of the time, against 97 % for reads
+// into the arena).
 void start_reads(batch_pointer self) {
   auto& st = self->state;
   if (st.group_mode()) {
@@ -405,7 +423,8 @@ void start_reads(batch_pointer self) {
   } else {
     std::vector<std::uint32_t> ready;
     for (std::uint32_t i = 0; i < st.plans.size(); ++i)
-      if (st.plans[i].placed && !st.plans[i].done) ready.push_back(i);
+      if (st.plans[i].placed && !st.plans[i].done && st.plans[i].part != piece::bulk)
+        ready.push_back(i);
     dispatch(self, ready);
   }
   allocate(self);

@@ -100,15 +100,19 @@ struct batch_state {
     p.done = true;
     --open_reads;
   }
+  // A value's bulk that is not sent yet waits for its tail's extent (see start_reads);
+  // the tail is the plan after it.
+  bool bulk_waits(std::size_t tail) const {
+    return plans[tail - 1].reader == no_reader && !plans[tail - 1].done;
+  }
   // Every plan that has nowhere to read into fails with `status`; a bulk that waited
-  // for its tail's extent (see start_reads) ends with it, unread.
+  // for its tail ends with it, unread.
   void settle_unplaced(key_status status) {
     for (std::size_t i = 0; i < plans.size(); ++i) {
       auto& p = plans[i];
       if (p.placed || p.done) continue;
       settle(p, status);
-      auto& bulk = plans[i - (p.part == piece::tail)];
-      if (p.part == piece::tail && bulk.reader == no_reader && !bulk.done) finish(bulk);
+      if (p.part == piece::tail && bulk_waits(i)) finish(plans[i - 1]);
     }
   }
 };
@@ -376,8 +380,7 @@ void on_grant(batch_pointer self, arena_grant& grant) {
     p.item.address = grant.chunk_addresses[e.chunk] + e.offset;
     p.item.chunk = e.chunk;
     p.placed = true;
-    if (p.part == piece::tail && st.plans[i - 1].reader == no_reader && !st.plans[i - 1].done)
-      placed.push_back(i - 1);  // its bulk waited for it (start_reads)
+    if (p.part == piece::tail && st.bulk_waits(i)) placed.push_back(i - 1);
     placed.push_back(i);
   }
   if (!st.in_waves())  // a whole grant: what it left out could never fit

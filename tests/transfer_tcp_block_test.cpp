@@ -68,13 +68,13 @@ struct served_segment {
   }
 };
 
-// One 16-byte write to the segment through `lane`: the slice's status.
-transfer_status write_once(tcp_lane& lane, std::uint64_t segment) {
-  std::byte bytes[16]{};
+// One write of `length` bytes to the segment through `lane`: the slice's status.
+transfer_status write_once(tcp_lane& lane, std::uint64_t segment, std::uint32_t length = 16) {
+  std::vector<std::byte> bytes(length);
   slice_pool pool{1, 1};
   auto* group = pool.take();
   auto& s = group->append();
-  s = {transfer_op::write, 1, {}, sizeof bytes, 0, bytes, segment, 0};
+  s = {transfer_op::write, 1, {}, length, 0, bytes.data(), segment, 0};
   lane.run(*group);
   return s.status;
 }
@@ -185,17 +185,11 @@ TEST_CASE("a refusal that resets the lane mid-payload still reaches the slice") 
     send_all(fd.get(), status.data(), status.size());
     ::ioctl(fd.get(), FIONREAD, &unread);
   }};  // closes with the payload unread
-  constexpr std::uint32_t payload_size = 16 << 20;
-  std::vector<std::byte> payload(payload_size);
-  slice_pool pool{1, 1};
-  auto* group = pool.take();
-  auto& s = group->append();
-  s = {transfer_op::write, 1, {}, payload_size, 0, payload.data(), owner.id, 0};
   tcp_lane lane{"127.0.0.1", local_port(listener.get()), std::chrono::seconds(20), owner.ticket};
-  lane.run(*group);
+  const auto refused = write_once(lane, owner.id, 16 << 20);
   refusing.join();
   CHECK(unread > 0);
-  CHECK(s.status.error == transfer_error::not_exported);
+  CHECK(refused.error == transfer_error::not_exported);
 }
 
 }  // TEST_SUITE

@@ -86,6 +86,9 @@ node_config transfer_node(const temp_dir& dir, const std::string& transport) {
   config.node.listen = "";
   config.node.log_level = "warn";
   config.read.readers = 1;
+  // These nodes move segments, not values: a 1 GiB arena per node only populates in the
+  // background, and on 2 cores it starved the nodes' control answers for seconds.
+  config.read.arena_size = 64ull << 20;
   config.transfer.transport = transport;
   config.transfer.listen = "127.0.0.1:0";
   config.transfer.slicers = 1;

@@ -82,7 +82,8 @@ private:
   // Created here, in the reader's own thread: SINGLE_ISSUER binds the ring to it.
   bool open_ring() {
     ring_ = std::make_unique<read_ring>(
-      static_cast<unsigned>(config_.window), wakeup_fd_.get(), fault_rates(faults_, stats_.index),
+      static_cast<unsigned>(config_.window), config_.window_bytes, wakeup_fd_.get(),
+      fault_rates(faults_, stats_.index),
       [this](std::uint32_t client, std::uint32_t tag, int result) {
         auto& c = clients_[client];
         c.outbox.push_back({tag, result});

@@ -177,6 +177,9 @@ constexpr std::array schema = {
            "window = sliding window; group = the RFC's baseline"),
     integer(SPILLWAY_KEY(read, readers), 1, 64, "reader actors").one_per_core_up_to(8),
     integer(SPILLWAY_KEY(read, window), 1, 4096, "reads in flight per reader"),
+    size(SPILLWAY_KEY(read, window_bytes), 4 * KiB, 64 * GiB,
+         "no read of a reader starts while this much is in flight (one always may): large "
+         "values need only a few in flight to keep a disk busy"),
     integer(SPILLWAY_KEY(read, queue_depth), 1, 4096, "group mode: reads per group"),
     size(SPILLWAY_KEY(read, arena_size), 2 * MiB, TiB,
          "registered read buffer, in hugepages").multiple_of(hugepage),

@@ -51,6 +51,7 @@ struct read_section {
   std::string mode = "window";      // window (sliding window) | group (the RFC's baseline)
   std::uint64_t readers = 0;        // reader actors; resolved to min(cores, 8) when absent
   std::uint64_t window = 32;        // reads in flight per reader (companions aside: read_ring.hpp)
+  std::uint64_t window_bytes = 8ull << 20;  // per reader: no read starts past this in flight
   std::uint64_t queue_depth = 32;   // group mode: reads per group
   std::uint64_t arena_size = 1ull << 30;
   std::uint64_t arena_chunk = 1ull << 30;  // the kernel rejects a registered iovec > 1 GiB

@@ -101,6 +101,7 @@ engine = "posix"
 mode = "group"
 readers = 6
 window = 64
+window_bytes = "16MiB"
 queue_depth = 128
 arena_size = "4GiB"
 arena_chunk = "512MiB"
@@ -167,6 +168,7 @@ TEST_SUITE("config") {
     CHECK(c.read.mode == "group");
     CHECK(c.read.readers == 6);
     CHECK(c.read.window == 64);
+    CHECK(c.read.window_bytes == 16 * MiB);
     CHECK(c.read.queue_depth == 128);
     CHECK(c.read.arena_size == 4096 * MiB);
     CHECK(c.read.arena_chunk == 512 * MiB);
@@ -253,8 +255,8 @@ TEST_SUITE("config") {
   TEST_CASE("an unknown key is named with the known keys of its section") {
     CHECK(problem_of("[read]\nwindw = 3\n") ==
           "node.toml:2:1: unknown key 'read.windw' (known keys in [read]: engine, mode, readers, "
-          "window, queue_depth, arena_size, arena_chunk, arena_pages, memory_slots, lease_ms, "
-          "timeout_ms)");
+          "window, window_bytes, queue_depth, arena_size, arena_chunk, arena_pages, memory_slots, "
+          "lease_ms, timeout_ms)");
     CHECK(problem_of("[transfer]\nslice.size = 3\n").starts_with(
         "node.toml:2:1: unknown key 'transfer.slice' (known keys in [transfer]: transport,"));
   }

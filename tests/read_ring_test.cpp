@@ -33,6 +33,7 @@ struct ring_fixture {
   std::unique_ptr<std::byte, decltype(&std::free)> target{
     static_cast<std::byte*>(std::aligned_alloc(4096, file_size)), &std::free};
   std::vector<std::pair<std::uint32_t, int>> done;  // tag, result
+  std::uint64_t window_bytes = file_size;  // never reached, but where a test lowers it
 
   ring_fixture() {
     const auto path = dir.path() / "data";
@@ -52,7 +53,7 @@ struct ring_fixture {
   }
 
   std::unique_ptr<read_ring> make(read_fault_rates faults = {}) {
-    auto ring = std::make_unique<read_ring>(8, wakeup, faults,
+    auto ring = std::make_unique<read_ring>(8, window_bytes, wakeup, faults,
                                             [this](std::uint32_t, std::uint32_t tag, int result) {
                                               done.emplace_back(tag, result);
                                             });
@@ -185,6 +186,38 @@ TEST_CASE_FIXTURE(ring_fixture, "a companion read rides outside the window") {
     ::close(pipe_fds[1]);  // every read ends: end of file, then its retry, then EIO
     while (done.size() < 24) ring->run_once();
     ::close(pipe_fds[0]);
+    CHECK(ring->in_flight() == 0);
+  });
+}
+
+// A read waits while window_bytes are in flight, with slots free; one longer than
+// window_bytes still goes, alone. Pipes hold the reads in flight, as above.
+TEST_CASE_FIXTURE(ring_fixture, "a read waits while window_bytes are in flight") {
+  if (!probe_uring().usable()) return test::skip_test("io_uring is unusable here");
+  within(std::chrono::seconds(60), [this] {
+    int long_pipe[2], short_pipe[2];
+    REQUIRE(::pipe(long_pipe) == 0);
+    REQUIRE(::pipe(short_pipe) == 0);
+    window_bytes = 40;
+    auto ring = make();  // 8 reads, or 40 bytes
+    std::byte sink[64];
+    const auto address = reinterpret_cast<std::uint64_t>(sink);
+    ring->enqueue({0, long_pipe[0], 0, 64, address, no_slot, no_fault, false}, 0);
+    for (std::uint32_t i = 1; i <= 6; ++i)
+      ring->enqueue({i, short_pipe[0], 0, 16, address, no_slot, no_fault, false}, 0);
+    const std::uint64_t one = 1;
+    REQUIRE(::write(wakeup, &one, sizeof one) == sizeof one);
+    CHECK(ring->run_once());
+    CHECK(ring->in_flight() == 1);  // 64 bytes, over the bound, alone
+    ::close(long_pipe[1]);          // it ends: end of file, its retry, then EIO
+    while (done.empty()) ring->run_once();
+    REQUIRE(::write(wakeup, &one, sizeof one) == sizeof one);
+    CHECK(ring->run_once());
+    CHECK(ring->in_flight() == 3);  // 16 + 16 < 40 lets a third go; 48 holds the rest
+    ::close(short_pipe[1]);
+    while (done.size() < 7) ring->run_once();
+    ::close(long_pipe[0]);
+    ::close(short_pipe[0]);
     CHECK(ring->in_flight() == 0);
   });
 }

@@ -8,10 +8,11 @@
 //           by rendezvous hashing;
 //   read    the disk's limit: a bare io_uring loop reading what the node reads for a
 //           value (its record's aligned extent) at random offsets of the one node's
-//           bucket files, O_DIRECT at the node's depth (readers x window), into huge
-//           pages as large as the batch (tools/read_limit.hpp, bench read's footprint
-//           limit). The same files, sizes, depth and footprint, not the same keys: the
-//           node's own reads cannot be timed apart from its transfers;
+//           bucket files, O_DIRECT at the node's greatest depth (readers x window:
+//           read.window_bytes keeps fewer large reads in flight), into huge pages as
+//           large as the batch (tools/read_limit.hpp, bench read's footprint limit).
+//           The same files, sizes and footprint, not the same keys: the node's own
+//           reads cannot be timed apart from its transfers;
 //   tcp     the network's limit: one plain TCP stream of the batch's bytes over
 //           loopback, from huge pages into the client's registered buffer.
 // The figure is e2e / min(read, tcp), the median of the per-run ratios. Every value of
@@ -209,7 +210,7 @@ void await_sealed(const std::filesystem::path& data_dir) {
   }
 }
 
-// The node's read depth, as its config resolves it on this machine.
+// The node's greatest read depth, as its config resolves it on this machine.
 unsigned node_depth() {
   const auto defaults = load_config_text("", "bench e2e");
   return static_cast<unsigned>(defaults.read.readers * defaults.read.window);

@@ -50,9 +50,10 @@ int clone_table(int dst_ring_fd, int src_ring_fd, std::uint32_t flags) {
 
 }  // namespace
 
-read_ring::read_ring(unsigned window, int wakeup_fd, read_fault_rates faults, done_fn done)
-    : wakeup_fd_(wakeup_fd), slots_(2 * window), window_(window), faults_(faults),
-      done_(std::move(done)) {
+read_ring::read_ring(unsigned window, std::uint64_t window_bytes, int wakeup_fd,
+                     read_fault_rates faults, done_fn done)
+    : wakeup_fd_(wakeup_fd), slots_(2 * window), window_(window), window_bytes_(window_bytes),
+      faults_(faults), done_(std::move(done)) {
   for (auto i = static_cast<std::uint32_t>(slots_.size()); i-- > 0;) free_.push_back(i);
   unconsumed_.reserve(slots_.size() + 1);
   queue_.reserve(4 * window);
@@ -134,14 +135,16 @@ void read_ring::prepare(std::uint32_t index) {
 
 void read_ring::fill_window() {
   while (!free_.empty() && head_ < queue_.size()) {
-    const bool counted = !queue_[head_].item.companion;
-    if (counted && in_window_ == window_) return;
+    const auto& next = queue_[head_].item;
+    const bool counted = !next.companion;
+    if (counted && (in_window_ == window_ || bytes_in_window_ >= window_bytes_)) return;
     const auto index = free_.back();
     free_.pop_back();
     slots_[index] = slot{queue_[head_], 0, false, false, true};
     ++head_;
     ++in_flight_;
     in_window_ += counted;
+    bytes_in_window_ += counted ? next.length : 0;
     prepare(index);
   }
 }
@@ -162,6 +165,7 @@ void read_ring::complete(std::uint32_t index, int result) {
   s.busy = false;
   --in_flight_;
   in_window_ -= !item.companion;
+  bytes_in_window_ -= item.companion ? 0 : item.length;
   free_.push_back(index);
   done_(s.read.client, item.tag, outcome);
 }
@@ -266,6 +270,7 @@ int read_ring::reset() {
     free_.push_back(i);
   }
   in_flight_ = in_window_ = 0;
+  bytes_in_window_ = 0;
   // In their first order: the queue stays sorted by number, oldest at its head.
   std::sort(unsent.begin(), unsent.end(),
             [](const queued_read& a, const queued_read& b) { return a.number < b.number; });

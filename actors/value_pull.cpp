@@ -19,7 +19,6 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/get_into.hpp"
 #include "actors/transfer_engine.hpp"
 #include "actors/value_fetch.hpp"
 #include "messages/transfer.hpp"
@@ -272,7 +271,7 @@ void start_pieces(pull_pointer self) {
     std::uint64_t bytes = 0;
     while (!st.waiting.empty()) {
       const auto size = st.request.sources[st.waiting.front()].size;
-      if (!p.keys.empty() && bytes + size > piece_bytes_max) break;
+      if (!p.keys.empty() && bytes + size > pull_piece_bytes) break;
       p.keys.push_back(st.waiting.front());
       st.waiting.pop_front();
       sizes.push_back(size);

@@ -2,7 +2,7 @@
 // travel inside a message, read by the node from the client's registered memory. Checks
 // every source (empty, wrapping, outside the segments the client's transfer host
 // describes: bad_range, the reason naming the field) before it takes any memory, then
-// takes arena extents a piece of about piece_bytes_max at a time, two pieces at once
+// takes arena extents a piece of about pull_piece_bytes at a time, two pieces at once
 // (one pulled while the writer writes the other), reads each piece's values into them
 // through the route's slicer (transfer_op::read), puts them from there through the
 // writer as caller memory (the writer checksums every record as any put's), and gives
@@ -25,6 +25,10 @@
 namespace spillway {
 
 class transfer_engine;
+
+// Each piece is written and made durable (an fdatasync) before its extents come back,
+// so a piece stays large (get_into's are smaller: they wait for no sync).
+constexpr std::uint64_t pull_piece_bytes = 32ull << 20;
 
 using value_pull_actor =
   caf::typed_actor<caf::replies_to<pull_atom, pull_request>::with<put_reply>,

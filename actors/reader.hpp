@@ -1,7 +1,7 @@
 // A reader: a detached actor with its own thread and its own io_uring (read_ring),
 // keeping up to read.window reads (and read.window_bytes) in flight across every batch
-// it serves. Mail bumps
-// an eventfd that the ring keeps a read posted on, so one wait covers I/O and mail.
+// it serves. Mail bumps an eventfd that the ring keeps a read posted on, so one wait
+// covers I/O and mail.
 // Where io_uring is unusable, or read.engine = "posix", the same actor answers the
 // same messages with pread.
 #pragma once

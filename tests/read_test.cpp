@@ -158,23 +158,27 @@ TEST_CASE_FIXTURE(test::node_leaks,
                   "a batch bigger than the free arena waits for space and completes") {
   test::temp_dir dir;
   auto config = read_config(dir.path());
-  config.read.arena_size = 8 << 20;
-  config.read.arena_chunk = 8 << 20;
+  // One batch's extents fit, two do not (a v2 value's extent is the value alone).
+  config.read.arena_size = 6 << 20;
+  config.read.arena_chunk = 6 << 20;
   node n{config};
   dataset d;
-  d.write(n, 10, "wait-");  // 4 KiB ... 2 MiB: a little over 4 MiB of records
+  d.write(n, 10, "wait-");  // 4 KiB ... 2 MiB: just under 4 MiB of values
   for (const std::string mode : {"window", "group"}) {
     CAPTURE(mode);
     auto held = n.get_batch(d.keys);
     // Let go of the held views once the second batch waits for their room.
+    bool waited = false;
     std::thread releaser{[&] {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-      while (n.read_stats().waiting == 0 && std::chrono::steady_clock::now() < deadline)
+      while (!(waited = n.read_stats().waiting > 0) &&
+             std::chrono::steady_clock::now() < deadline)
         std::this_thread::yield();
       held.release();
     }};
     const auto got = n.get_batch(d.keys, mode);
     releaser.join();
+    CHECK(waited);
     for (const auto& v : got.values()) CHECK(v.status.ok());
   }
   CHECK(n.read_stats().expired == 0);

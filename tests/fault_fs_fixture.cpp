@@ -16,8 +16,6 @@ node_config config_on(const faultfs_mount& fs) {
   auto config = private_node(fs.mountpoint() / "data");
   config.storage.bucket_keys_limit = 8;
   config.read.readers = 2;
-  config.read.arena_size = 64 << 20;
-  config.read.arena_chunk = 32 << 20;
   return config;
 }
 

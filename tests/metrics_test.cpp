@@ -80,8 +80,6 @@ TEST_CASE_FIXTURE(test::node_leaks,
   auto config = test::private_node(dir.path() / "data");
   config.node.metrics_listen = "127.0.0.1:0";
   config.read.readers = 2;
-  config.read.arena_size = 64 << 20;
-  config.read.arena_chunk = 32 << 20;
   node n{config};
   REQUIRE(n.metrics_port() != 0);
 

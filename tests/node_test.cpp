@@ -19,14 +19,13 @@
 #include "tests/node_leaks.hpp"
 #include "tests/skip.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway {
 namespace {
 
 node_config small_node(const test::temp_dir& dir) {
-  node_config config;
-  config.storage.data_dir = dir.path().string();
-  config.node.listen = "";
+  auto config = test::private_node(dir.path());
   config.node.log_level = "warn";
   config.read.readers = 2;
   config.transfer.slicers = 1;

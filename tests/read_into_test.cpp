@@ -31,8 +31,6 @@ const std::vector<std::size_t> sizes{4096, 128 << 10, 3 * 4096 + 100, 1887436, 5
 node_config into_config(const std::filesystem::path& dir) {
   auto config = test::private_node(dir);
   config.read.readers = 2;
-  config.read.arena_size = 64 << 20;
-  config.read.arena_chunk = 32 << 20;
   return config;
 }
 

@@ -25,8 +25,6 @@ node_config read_config(const std::filesystem::path& dir) {
   auto config = test::private_node(dir);
   config.storage.bucket_keys_limit = 7;  // many buckets
   config.read.readers = 2;
-  config.read.arena_size = 64 << 20;
-  config.read.arena_chunk = 32 << 20;
   return config;
 }
 

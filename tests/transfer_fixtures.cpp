@@ -9,6 +9,7 @@
 #include "runtime/actor_system_setup.hpp"
 #include "runtime/net/tcp_frame.hpp"
 #include "runtime/net/tcp_socket.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway::test {
 namespace {
@@ -81,14 +82,9 @@ std::uint16_t unused_port() {
 }
 
 node_config transfer_node(const temp_dir& dir, const std::string& transport) {
-  node_config config;
-  config.storage.data_dir = dir.path().string();
-  config.node.listen = "";
+  auto config = private_node(dir.path());
   config.node.log_level = "warn";
   config.read.readers = 1;
-  // These nodes move segments, not values: a 1 GiB arena per node only populates in the
-  // background, and on 2 cores it starved the nodes' control answers for seconds.
-  config.read.arena_size = 64ull << 20;
   config.transfer.transport = transport;
   config.transfer.listen = "127.0.0.1:0";
   config.transfer.slicers = 1;

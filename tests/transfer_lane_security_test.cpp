@@ -24,6 +24,7 @@
 #include "runtime/storage/crc32c.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 #include "tests/transfer_fixtures.hpp"
 
 namespace spillway {
@@ -231,9 +232,7 @@ TEST_CASE("describe tells a tcp peer no addresses and only what is exported to i
 TEST_CASE_FIXTURE(test::node_leaks,
                   "a node counts the lanes it refused or timed out in its transfer stats") {
   test::temp_dir dir;
-  node_config config;
-  config.storage.data_dir = dir.path().string();
-  config.node.listen = "";
+  auto config = test::private_node(dir.path());
   config.node.log_level = "off";
   config.read.readers = 1;
   config.transfer.listen = "127.0.0.1:0";

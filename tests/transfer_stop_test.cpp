@@ -26,6 +26,7 @@
 #include "runtime/node.hpp"
 #include "tests/node_leaks.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 #include "tests/transfer_fixtures.hpp"
 
 namespace spillway {
@@ -108,9 +109,7 @@ private:
 };
 
 node_config stopping_node(const test::temp_dir& dir) {
-  node_config config;
-  config.storage.data_dir = dir.path().string();
-  config.node.listen = "";
+  auto config = test::private_node(dir.path());
   config.node.log_level = "warn";
   config.read.readers = 1;
   config.transfer.transport = "tcp";

@@ -17,6 +17,7 @@
 #include "tests/skip.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway {
 namespace {
@@ -34,8 +35,14 @@ std::string write_file(const test::temp_dir& dir, const std::string& name,
 std::string serve_config(const test::temp_dir& dir) {
   return write_file(dir, "node.toml",
                     "[node]\nlisten = \"127.0.0.1:0\"\n"
-                    "[storage]\ndata_dir = \"" + (dir.path() / "data").string() + "\"\n"
-                    "[read]\nreaders = 2\n");
+                    "[storage]\ndata_dir = \"" + (dir.path() / "data").string() + "\"\n" +
+                    std::string{test::small_arena_toml} + "readers = 2\n");
+}
+
+// put, get and gen start a node of their own: on the tests' small arena, through -c.
+test::process_result run_node_command(const test::temp_dir& dir, std::vector<std::string> args) {
+  args.insert(args.begin() + 1, {"-c", test::small_arena_config(dir.path())});
+  return run_spillway(args);
 }
 
 std::size_t count_lines(const std::string& text) {
@@ -151,11 +158,11 @@ TEST_CASE("put then get returns the bytes and a missing key is a one-line error"
   std::string value(300000, '\0');
   for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>(i * 7);
   const auto file = write_file(dir, "value.bin", value);
-  CHECK(run_spillway({"put", "kv/layer-0", file, "--data-dir", data}).exit_code == 0);
-  const auto got = run_spillway({"get", "kv/layer-0", "--data-dir", data});
+  CHECK(run_node_command(dir, {"put", "kv/layer-0", file, "--data-dir", data}).exit_code == 0);
+  const auto got = run_node_command(dir, {"get", "kv/layer-0", "--data-dir", data});
   CHECK(got.exit_code == 0);
   CHECK(got.out == value);
-  const auto missing = run_spillway({"get", "kv/absent", "--data-dir", data});
+  const auto missing = run_node_command(dir, {"get", "kv/absent", "--data-dir", data});
   CHECK(missing.exit_code == 1);
   CHECK(count_lines(missing.err) == 1);
   CHECK(missing.err.find("kv/absent") != std::string::npos);
@@ -165,16 +172,17 @@ TEST_CASE("put then get returns the bytes and a missing key is a one-line error"
 TEST_CASE("gen writes through the put path and inspect --verify finds every record sound") {
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
-  const auto gen = run_spillway({"gen", "--count", "30", "--size", "48KiB", "--seed", "9",
+  const auto gen = run_node_command(dir, {"gen", "--count", "30", "--size", "48KiB", "--seed", "9",
                                  "--data-dir", data});
   CHECK(gen.exit_code == 0);
   CHECK(gen.out.find("wrote 30 keys") != std::string::npos);
-  CHECK(run_spillway({"gen", "--count", "1", "--size", "lots", "--data-dir", data}).exit_code == 2);
+  CHECK(run_node_command(dir, {"gen", "--count", "1", "--size", "lots", "--data-dir", data})
+          .exit_code == 2);
   const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data});
   CHECK(inspect.exit_code == 0);
   CHECK(inspect.out.find("keys 30\n") != std::string::npos);
   CHECK(inspect.out.find("verified: 0 bad records") != std::string::npos);
-  const auto got = run_spillway({"get", "gen-0000000007", "--data-dir", data});
+  const auto got = run_node_command(dir, {"get", "gen-0000000007", "--data-dir", data});
   CHECK(got.out == generated_value(48 << 10, 9, "gen-0000000007"));
 }
 
@@ -188,6 +196,7 @@ TEST_CASE("a kernel that refuses io_uring leaves the readers on pread and the by
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
   auto denied = [&](std::vector<std::string> args) {
+    args.insert(args.begin() + 1, {"-c", test::small_arena_config(dir.path())});
     args.insert(args.begin(), {SPILLWAY_DENY_SYSCALL_BINARY, "io_uring_setup", "ENOSYS", "--",
                                SPILLWAY_BINARY});
     return test::run_command(args);
@@ -200,7 +209,7 @@ TEST_CASE("a kernel that refuses io_uring leaves the readers on pread and the by
   CHECK(got.out == generated_value(48 << 10, 9, "gen-0000000007"));
   CHECK_MESSAGE(got.err.find("io_uring unusable (ENOSYS), reading with pread") !=
                   std::string::npos, got.err);  // the refusal happened, and was said
-  const auto unfiltered = run_spillway({"get", "gen-0000000007", "--data-dir", data});
+  const auto unfiltered = run_node_command(dir, {"get", "gen-0000000007", "--data-dir", data});
   CHECK(unfiltered.out == got.out);
   CHECK(unfiltered.err.find("io_uring unusable") == std::string::npos);
 }
@@ -208,7 +217,7 @@ TEST_CASE("a kernel that refuses io_uring leaves the readers on pread and the by
 TEST_CASE("inspect --verify names a damaged record and get names the corrupt key") {
   test::temp_dir dir;
   const auto data = dir.path() / "data";
-  CHECK(run_spillway({"put", "victim", write_file(dir, "v", std::string(10000, 'v')),
+  CHECK(run_node_command(dir, {"put", "victim", write_file(dir, "v", std::string(10000, 'v')),
                       "--data-dir", data.string()}).exit_code == 0);
   std::filesystem::path bucket;
   for (const auto& e : std::filesystem::directory_iterator{data})
@@ -223,7 +232,7 @@ TEST_CASE("inspect --verify names a damaged record and get names the corrupt key
   CHECK(inspect.exit_code == 1);
   CHECK(inspect.out.find(bucket.filename().string()) != std::string::npos);
   CHECK(inspect.out.find("key 'victim' offset 4096") != std::string::npos);
-  const auto get = run_spillway({"get", "victim", "--data-dir", data.string()});
+  const auto get = run_node_command(dir, {"get", "victim", "--data-dir", data.string()});
   CHECK(get.exit_code == 1);
   CHECK(get.out.empty());
   CHECK(get.err.find("victim: corrupt") != std::string::npos);
@@ -237,8 +246,8 @@ TEST_CASE("a crafted index size is a damaged file to inspect, get and put, not a
   const auto data = dir.path() / "data";
   const auto value = std::string(10000, 'g');
   for (const char* key : {"good", "victim"})
-    REQUIRE(run_spillway({"put", key, write_file(dir, "v", value), "--data-dir", data.string()})
-              .exit_code == 0);
+    REQUIRE(run_node_command(dir, {"put", key, write_file(dir, "v", value), "--data-dir",
+                                   data.string()}).exit_code == 0);
   std::filesystem::path victim;
   for (const auto& e : std::filesystem::directory_iterator{data}) {
     bucket_index index;
@@ -255,11 +264,11 @@ TEST_CASE("a crafted index size is a damaged file to inspect, get and put, not a
   CHECK_MESSAGE(inspect.out.find("damaged " + victim.filename().string()) != std::string::npos,
                 inspect.out, inspect.err);
   CHECK(inspect.out.find("index size") != std::string::npos);
-  const auto get = run_spillway({"get", "good", "--data-dir", data.string()});
+  const auto get = run_node_command(dir, {"get", "good", "--data-dir", data.string()});
   CHECK_MESSAGE(get.exit_code == 0, get.err);
   CHECK((get.out == value));
-  CHECK(run_spillway({"put", "after", write_file(dir, "v", value), "--data-dir", data.string()})
-          .exit_code == 0);
+  CHECK(run_node_command(dir, {"put", "after", write_file(dir, "v", value), "--data-dir",
+                               data.string()}).exit_code == 0);
 }
 
 // Issue 18, item 9: keys reached the logs and the terminal unescaped, so a key holding a
@@ -274,7 +283,7 @@ TEST_CASE("a key with a newline and escapes is printed escaped everywhere") {
   const std::string corrupt_key = "corrupt" + forged + "\x1b[2J";
   const std::string damaged_key = "damaged" + forged + "\x1b[2J";
   for (const auto& key : {corrupt_key, damaged_key})
-    REQUIRE(run_spillway({"put", key, write_file(dir, "v", std::string(10000, 'v')),
+    REQUIRE(run_node_command(dir, {"put", key, write_file(dir, "v", std::string(10000, 'v')),
                           "--data-dir", data.string()}).exit_code == 0);
   for (const auto& e : std::filesystem::directory_iterator{data}) {
     bucket_index index;
@@ -291,7 +300,7 @@ TEST_CASE("a key with a newline and escapes is printed escaped everywhere") {
     }
   }
   const auto inspect = run_spillway({"inspect", "--verify", "--data-dir", data.string()});
-  const auto get = run_spillway({"get", corrupt_key, "--data-dir", data.string()});
+  const auto get = run_node_command(dir, {"get", corrupt_key, "--data-dir", data.string()});
   CHECK(get.exit_code == 1);
   for (const auto& printed : {inspect.out, get.err}) {
     CHECK_MESSAGE(printed.find(forged) == std::string::npos, printed);

@@ -22,6 +22,7 @@
 #include "tests/skip.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway {
 namespace {
@@ -132,7 +133,8 @@ TEST_CASE_FIXTURE(test::node_leaks,
   // Small buckets sealed quickly: a kill lands mid-bucket, mid-seal or between them.
   const auto config_file = (dir.path() / "node.toml").string();
   std::ofstream{config_file} << "[storage]\ndata_dir = \"" << data_dir
-                             << "\"\nbucket_keys_limit = 4\nseal_after_ms = 20\n";
+                             << "\"\nbucket_keys_limit = 4\nseal_after_ms = 20\n"
+                             << test::small_arena_toml;
   const auto config = node_on(config_file);
 
   std::vector<put_key> acked;
@@ -166,7 +168,7 @@ TEST_CASE_FIXTURE(test::node_leaks,
   // The bucket never fills nor times out while gen runs: every ack is a group commit.
   const auto config_file = (dir.path() / "node.toml").string();
   std::ofstream{config_file} << "[storage]\ndata_dir = \"" << data_dir.string()
-                             << "\"\nseal_after_ms = 600000\n";
+                             << "\"\nseal_after_ms = 600000\n" << test::small_arena_toml;
   test::child_process gen{{SPILLWAY_BINARY, "gen", "--count", "64", "--size",
                            std::to_string(value_size), "--seed", "7", "--prefix", "u-",
                            "--log-acked", "-c", config_file}};
@@ -214,7 +216,7 @@ struct crash_site {
     const auto file = (dir.path() / ("node-" + point + ".toml")).string();
     std::ofstream{file} << "[storage]\ndata_dir = \"" << data_dir << "\"\n" << storage
                         << "[fault]\nenabled = true\nkill_at = \"" << point
-                        << "\"\nkill_at_hit = " << hit << "\n";
+                        << "\"\nkill_at_hit = " << hit << "\n" << test::small_arena_toml;
     return file;
   }
 

@@ -16,6 +16,7 @@
 #include "tests/skip.hpp"
 #include "tests/subprocess.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/test_config.hpp"
 
 namespace spillway {
 namespace {
@@ -99,18 +100,21 @@ TEST_CASE("progress on a terminal rewrites one line and ends it") {
 TEST_CASE("gen, inspect --verify and recovery show progress when stderr is a terminal") {
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
+  const auto small = test::small_arena_config(dir.path());
   const auto [gen, gen_exit] =
-    spillway_on_terminal({"gen", "--count", "8", "--size", "64KiB", "--data-dir", data});
-  CHECK(gen_exit == 0);
+    spillway_on_terminal({"gen", "-c", small, "--count", "8", "--size", "64KiB",
+                          "--data-dir", data});
+  CHECK_MESSAGE(gen_exit == 0, gen);
   CHECK(gen.find("\rgen: 8/8 keys (100%), 512.0 KiB") != std::string::npos);
   const auto [inspect, inspect_exit] =
     spillway_on_terminal({"inspect", "--verify", "--data-dir", data});
-  CHECK(inspect_exit == 0);
+  CHECK_MESSAGE(inspect_exit == 0, inspect);
   CHECK(inspect.find("\rinspect --verify: ") != std::string::npos);
   CHECK(inspect.find(" buckets (100%)") != std::string::npos);
   const auto [again, again_exit] =  // its node recovers the buckets the first gen wrote
-    spillway_on_terminal({"gen", "--count", "1", "--size", "4KiB", "--data-dir", data});
-  CHECK(again_exit == 0);
+    spillway_on_terminal({"gen", "-c", small, "--count", "1", "--size", "4KiB",
+                          "--data-dir", data});
+  CHECK_MESSAGE(again_exit == 0, again);
   CHECK(again.find("\rrecovery: ") != std::string::npos);
   CHECK(again.find(" files (100%)") != std::string::npos);
 }
@@ -118,8 +122,10 @@ TEST_CASE("gen, inspect --verify and recovery show progress when stderr is a ter
 TEST_CASE("gen and inspect --verify print no progress when stderr is not a terminal") {
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
+  const auto small = test::small_arena_config(dir.path());
   const auto gen =
-    test::run_spillway({"gen", "--count", "8", "--size", "64KiB", "--data-dir", data});
+    test::run_spillway({"gen", "-c", small, "--count", "8", "--size", "64KiB",
+                        "--data-dir", data});
   CHECK(gen.exit_code == 0);
   const auto inspect = test::run_spillway({"inspect", "--verify", "--data-dir", data});
   CHECK(inspect.exit_code == 0);

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <vector>
 
+#include "tests/test_config.hpp"
+
 namespace spillway::test {
 
 serve_process::serve_process() : data_dir(dir_.path() / "data") {}
@@ -14,8 +16,7 @@ void serve_process::start(std::uint16_t port) {
   std::ofstream{config_file()} << "[node]\nlisten = \"127.0.0.1:" << port << "\"\n"
                                << node_keys << "[storage]\ndata_dir = \"" << data_dir.string()
                                << "\"\n"
-                               << storage_keys << "[read]\narena_size = \"64MiB\"\n"
-                               << "arena_chunk = \"64MiB\"\nreaders = 1\n"
+                               << storage_keys << small_arena_toml << "readers = 1\n"
                                << read_keys << "[transfer]\n"
                                << transfer_keys
                                << (security_keys.empty() ? "" : "[security]\n" + security_keys);

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
 
 #include "config/config.hpp"
 
@@ -30,6 +33,18 @@ inline node_config published_node(const std::filesystem::path& data_dir) {
   config.read.readers = 1;
   config.storage.seal_after_ms = 5;
   return config;
+}
+
+// The same arena in TOML, for the `spillway` binary's own commands (put, get and gen
+// start a node) and the config files of tests.
+inline constexpr std::string_view small_arena_toml =
+  "[read]\narena_size = \"64MiB\"\narena_chunk = \"32MiB\"\n";
+
+// It alone, as a file in `dir` to pass with -c beside --data-dir.
+inline std::string small_arena_config(const std::filesystem::path& dir) {
+  const auto path = (dir / "small-arena.toml").string();
+  std::ofstream{path} << small_arena_toml;
+  return path;
 }
 
 }  // namespace spillway::test

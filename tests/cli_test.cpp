@@ -172,8 +172,8 @@ TEST_CASE("put then get returns the bytes and a missing key is a one-line error"
 TEST_CASE("gen writes through the put path and inspect --verify finds every record sound") {
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
-  const auto gen = run_node_command(dir, {"gen", "--count", "30", "--size", "48KiB", "--seed", "9",
-                                 "--data-dir", data});
+  const auto gen = run_node_command(dir, {"gen", "--count", "30", "--size", "48KiB", "--seed",
+                                          "9", "--data-dir", data});
   CHECK(gen.exit_code == 0);
   CHECK(gen.out.find("wrote 30 keys") != std::string::npos);
   CHECK(run_node_command(dir, {"gen", "--count", "1", "--size", "lots", "--data-dir", data})
@@ -218,7 +218,7 @@ TEST_CASE("inspect --verify names a damaged record and get names the corrupt key
   test::temp_dir dir;
   const auto data = dir.path() / "data";
   CHECK(run_node_command(dir, {"put", "victim", write_file(dir, "v", std::string(10000, 'v')),
-                      "--data-dir", data.string()}).exit_code == 0);
+                               "--data-dir", data.string()}).exit_code == 0);
   std::filesystem::path bucket;
   for (const auto& e : std::filesystem::directory_iterator{data})
     if (e.path().extension() == ".bucket") bucket = e.path();
@@ -284,7 +284,7 @@ TEST_CASE("a key with a newline and escapes is printed escaped everywhere") {
   const std::string damaged_key = "damaged" + forged + "\x1b[2J";
   for (const auto& key : {corrupt_key, damaged_key})
     REQUIRE(run_node_command(dir, {"put", key, write_file(dir, "v", std::string(10000, 'v')),
-                          "--data-dir", data.string()}).exit_code == 0);
+                                   "--data-dir", data.string()}).exit_code == 0);
   for (const auto& e : std::filesystem::directory_iterator{data}) {
     bucket_index index;
     if (!read_bucket_index(e.path(), index).empty()) continue;

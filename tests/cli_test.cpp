@@ -39,10 +39,14 @@ std::string serve_config(const test::temp_dir& dir) {
                     std::string{test::small_arena_toml} + "readers = 2\n");
 }
 
-// put, get and gen start a node of their own: on the tests' small arena, through -c.
-test::process_result run_node_command(const test::temp_dir& dir, std::vector<std::string> args) {
+// put, get and gen start a node of their own: `args` with the tests' small arena, by -c.
+std::vector<std::string> on_small_arena(const test::temp_dir& dir, std::vector<std::string> args) {
   args.insert(args.begin() + 1, {"-c", test::small_arena_config(dir.path())});
-  return run_spillway(args);
+  return args;
+}
+
+test::process_result run_node_command(const test::temp_dir& dir, std::vector<std::string> args) {
+  return run_spillway(on_small_arena(dir, std::move(args)));
 }
 
 std::size_t count_lines(const std::string& text) {
@@ -196,7 +200,7 @@ TEST_CASE("a kernel that refuses io_uring leaves the readers on pread and the by
   test::temp_dir dir;
   const auto data = (dir.path() / "data").string();
   auto denied = [&](std::vector<std::string> args) {
-    args.insert(args.begin() + 1, {"-c", test::small_arena_config(dir.path())});
+    args = on_small_arena(dir, std::move(args));
     args.insert(args.begin(), {SPILLWAY_DENY_SYSCALL_BINARY, "io_uring_setup", "ENOSYS", "--",
                                SPILLWAY_BINARY});
     return test::run_command(args);

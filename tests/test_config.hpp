@@ -1,5 +1,5 @@
-// The config tests start their nodes from: the defaults, on their own data dir, with
-// no port taken and only errors on stderr, and a 64 MiB arena in two chunks. Each test
+// The config tests start their nodes from: the defaults but a 64 MiB arena in two
+// chunks, on their own data dir, with no port taken and only errors on stderr. Each test
 // changes what it is about.
 #pragma once
 
@@ -12,15 +12,18 @@
 
 namespace spillway::test {
 
+// The arena of every test node, in TOML: the nodes of this process load it, and the
+// `spillway` binary's (put, get and gen start one) take it in their config files. The
+// default 1 GiB populates in the background, and on a 2-core VM under TSan its first
+// touch of cold memory held nodes' answers past their timeouts (CI).
+inline constexpr std::string_view small_arena_toml =
+  "[read]\narena_size = \"64MiB\"\narena_chunk = \"32MiB\"\n";
+
 inline node_config private_node(const std::filesystem::path& data_dir) {
-  auto config = load_config_text("", "test");
+  auto config = load_config_text(small_arena_toml, "test");
   config.storage.data_dir = data_dir.string();
   config.node.listen = "";
   config.node.log_level = "error";
-  // The default 1 GiB populates in the background on the scheduler's threads: two such
-  // nodes on 2 cores under TSan starved their control answers past 5 s (CI).
-  config.read.arena_size = 64ull << 20;
-  config.read.arena_chunk = 32ull << 20;
   return config;
 }
 
@@ -35,12 +38,7 @@ inline node_config published_node(const std::filesystem::path& data_dir) {
   return config;
 }
 
-// The same arena in TOML, for the `spillway` binary's own commands (put, get and gen
-// start a node) and the config files of tests.
-inline constexpr std::string_view small_arena_toml =
-  "[read]\narena_size = \"64MiB\"\narena_chunk = \"32MiB\"\n";
-
-// It alone, as a file in `dir` to pass with -c beside --data-dir.
+// The arena alone, as a file in `dir` to pass with -c beside --data-dir.
 inline std::string small_arena_config(const std::filesystem::path& dir) {
   const auto path = (dir / "small-arena.toml").string();
   std::ofstream{path} << small_arena_toml;
